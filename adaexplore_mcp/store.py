@@ -1,0 +1,124 @@
+"""The one SQLite database (WAL mode) that holds everything adaexplore-mcp persists.
+
+Each call opens a short-lived connection, so a ``Store`` can be shared between threads, and
+several processes can use one database file at once (WAL readers never block the writer; writers
+wait up to ``busy_timeout_s``). The schema is versioned with ``PRAGMA user_version`` and upgraded
+in place by appending to ``_MIGRATIONS``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pydantic import BaseModel
+
+_MIGRATIONS: list[str] = [
+    # 1: timed baselines (eager PyTorch and torch.compile) per task, device and software versions.
+    """
+    CREATE TABLE baselines (
+        key          TEXT PRIMARY KEY,
+        task_name    TEXT NOT NULL,
+        task_hash    TEXT NOT NULL,
+        device_name  TEXT NOT NULL,
+        torch        TEXT NOT NULL,
+        triton       TEXT NOT NULL,
+        created_at   REAL NOT NULL,
+        record       TEXT NOT NULL
+    );
+    """,
+]
+
+
+class StoredBaseline(BaseModel):
+    key: str
+    task_name: str
+    task_hash: str
+    device_name: str
+    torch: str
+    triton: str
+    created_at: float
+    record: dict
+
+
+class Store:
+    def __init__(self, path: Path, *, busy_timeout_s: float = 30.0) -> None:
+        self.path = Path(path)
+        self._busy_timeout_s = busy_timeout_s
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._migrate()
+
+    @contextmanager
+    def connect(self) -> Iterator[sqlite3.Connection]:
+        """A connection in a transaction: committed on success, rolled back on error."""
+        conn = sqlite3.connect(self.path, timeout=self._busy_timeout_s, isolation_level=None)
+        try:
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+
+    def _migrate(self) -> None:
+        with self.connect() as conn:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > len(_MIGRATIONS):
+                raise RuntimeError(
+                    f"the database {self.path} has schema version {version}, newer than this "
+                    f"adaexplore-mcp knows ({len(_MIGRATIONS)}); upgrade adaexplore-mcp"
+                )
+            for number, script in enumerate(_MIGRATIONS[version:], start=version + 1):
+                for statement in filter(str.strip, script.split(";")):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number}")
+
+    # -- baselines ---------------------------------------------------------------------------
+
+    def get_baseline(self, key: str) -> StoredBaseline | None:
+        with self.connect() as conn:
+            row = conn.execute("SELECT * FROM baselines WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        return StoredBaseline(**{**dict(row), "record": json.loads(row["record"])})
+
+    def put_baseline(
+        self,
+        *,
+        key: str,
+        task_name: str,
+        task_hash: str,
+        device_name: str,
+        torch: str,
+        triton: str,
+        record: dict,
+    ) -> None:
+        with self.connect() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO baselines VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    task_name,
+                    task_hash,
+                    device_name,
+                    torch,
+                    triton,
+                    time.time(),
+                    json.dumps(record),
+                ),
+            )
+
+    def list_baselines(self) -> list[StoredBaseline]:
+        with self.connect() as conn:
+            rows = conn.execute("SELECT * FROM baselines ORDER BY created_at").fetchall()
+        return [StoredBaseline(**{**dict(r), "record": json.loads(r["record"])}) for r in rows]
