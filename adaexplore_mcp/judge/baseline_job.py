@@ -1,0 +1,86 @@
+"""Timing a task's baselines (eager PyTorch and torch.compile), inside a sandboxed child."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import torch
+from pydantic import BaseModel
+
+from adaexplore_mcp.judge.harness import (
+    Channel,
+    TaskRuntime,
+    device_of,
+    environment,
+    gpu_lock,
+    synchronize,
+)
+from adaexplore_mcp.judge.protocol import ChildJob
+from adaexplore_mcp.judge.result import Environment, Phase, RuntimeStats
+from adaexplore_mcp.judge.timing import L2Flusher, measure
+
+
+class BaselineReport(BaseModel):
+    eager: RuntimeStats
+    compiled: RuntimeStats | None = None
+    compile_error: str | None = None
+    compile_s: float | None = None
+    environment: Environment
+
+
+def run_baseline(job: ChildJob, channel: Channel) -> BaselineReport:
+    assert job.task is not None
+    device = device_of(job)
+    if device.type != "cuda":
+        raise ValueError("baselines are only timed on a GPU")
+    shared, exclusive = gpu_lock(job)
+    rng = random.Random(job.seed)
+    variant = job.task.main_variant("cuda")
+    flush = None
+
+    channel.phase(Phase.COMPILING)
+    with shared():
+        runtime = TaskRuntime(job.task, device)
+        model = runtime.build_reference(runtime.init_inputs(variant), rng.getrandbits(62))
+        inputs = runtime.inputs(variant, rng.getrandbits(62))
+        runtime.run_reference(model, inputs)
+        flush = L2Flusher(device, job.timing.l2_flush_factor)
+
+    def eager() -> None:
+        with torch.no_grad():
+            model(*inputs)
+
+    channel.phase(Phase.TIMING)
+    with exclusive():
+        eager_stats = measure(eager, job.timing, flush).events
+
+    compiled_stats = compile_error = compile_s = None
+    channel.phase(Phase.COMPILING)
+    with shared():
+        try:
+            compiled_model = torch.compile(model)
+            started = time.perf_counter()
+            with torch.no_grad():
+                compiled_model(*inputs)
+            synchronize(device)
+            compile_s = time.perf_counter() - started
+        except Exception as exc:
+            compile_error = f"{type(exc).__name__}: {str(exc)[:500]}"
+    if compile_error is None:
+
+        def compiled() -> None:
+            with torch.no_grad():
+                compiled_model(*inputs)
+
+        channel.phase(Phase.TIMING)
+        with exclusive():
+            compiled_stats = measure(compiled, job.timing, flush).events
+
+    return BaselineReport(
+        eager=eager_stats,
+        compiled=compiled_stats,
+        compile_error=compile_error,
+        compile_s=compile_s,
+        environment=environment(job),
+    )

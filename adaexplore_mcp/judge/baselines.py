@@ -1,0 +1,80 @@
+"""Eager and torch.compile baselines: timed once per (task, GPU, torch, triton), then cached."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from pydantic import BaseModel
+
+from adaexplore_mcp.judge.result import RuntimeStats
+from adaexplore_mcp.store import Store
+from adaexplore_mcp.tasks import Task
+
+log = logging.getLogger(__name__)
+
+# Bump when the timing method changes, so old baselines are not compared with new timings.
+TIMING_METHOD = "events-l2flush-v1"
+
+
+class Baseline(BaseModel):
+    eager: RuntimeStats
+    compiled: RuntimeStats | None = None
+    compile_error: str | None = None
+    compile_s: float | None = None
+
+
+def baseline_key(task: Task, device_name: str, torch: str, triton: str) -> str:
+    return "|".join((task.hash, device_name, torch, triton, TIMING_METHOD))
+
+
+class BaselineCache:
+    """Looks baselines up in the store; measures each missing one once, however many
+    evaluations ask for it at the same time."""
+
+    def __init__(self, store: Store | None) -> None:
+        self._store = store
+        self._memory: dict[str, Baseline] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def get(
+        self,
+        task: Task,
+        *,
+        device_name: str,
+        torch: str,
+        triton: str,
+        measure: Callable[[], Awaitable[Baseline]],
+    ) -> Baseline:
+        key = baseline_key(task, device_name, torch, triton)
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            cached = self._lookup(key)
+            if cached is not None:
+                return cached
+            baseline = await measure()
+            self._memory[key] = baseline
+            if self._store is not None:
+                await asyncio.to_thread(
+                    self._store.put_baseline,
+                    key=key,
+                    task_name=task.name,
+                    task_hash=task.hash,
+                    device_name=device_name,
+                    torch=torch,
+                    triton=triton,
+                    record=baseline.model_dump(mode="json"),
+                )
+            return baseline
+
+    def _lookup(self, key: str) -> Baseline | None:
+        if key in self._memory:
+            return self._memory[key]
+        if self._store is None:
+            return None
+        stored = self._store.get_baseline(key)
+        if stored is None:
+            return None
+        baseline = Baseline.model_validate(stored.record)
+        self._memory[key] = baseline
+        return baseline

@@ -1,0 +1,147 @@
+"""The one-paragraph messages an agent reads first. Each says what happened and what to do."""
+
+from __future__ import annotations
+
+from adaexplore_mcp.judge.errors import PHASE_WORDS, SIGNAL_HINTS, hint_for
+from adaexplore_mcp.judge.result import (
+    Correctness,
+    Environment,
+    ErrorDetail,
+    Mismatch,
+    Phase,
+    RuntimeStats,
+    Status,
+)
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}g}"
+
+
+def correct(correctness: Correctness, runtime: RuntimeStats | None, env: Environment) -> str:
+    shapes = len(correctness.variants_checked)
+    text = (
+        f"Correct on {correctness.trials_passed} trials over {shapes} shape"
+        f"{'s' if shapes != 1 else ''} (max abs error {_number(correctness.max_abs_error)})."
+    )
+    if runtime is None:
+        text += " Ran in Triton's CPU interpreter: no timing."
+    else:
+        text += f" Median {runtime.median_ms:.4g} ms over {runtime.n} runs on {env.device_name}."
+    return text
+
+
+def with_speedups(text: str, speedup_eager: float | None, speedup_compile: float | None) -> str:
+    parts = []
+    if speedup_eager is not None:
+        parts.append(f"{speedup_eager:.2f}x vs eager PyTorch")
+    if speedup_compile is not None:
+        parts.append(f"{speedup_compile:.2f}x vs torch.compile")
+    return f"{text} Speedup: {', '.join(parts)}." if parts else text
+
+
+def error(status: Status, detail: ErrorDetail, phase: Phase) -> str:
+    what = "Compile error" if status is Status.COMPILE_ERROR else "Runtime error"
+    where = f" at {detail.location}" if detail.location else ""
+    message = detail.message.strip().splitlines()
+    first = message[0] if message else ""
+    if len(message) > 1 and len(first) < 40:  # Triton puts the useful line last
+        first = " ".join(line.strip() for line in message[-2:])
+    return (
+        f"{what}{where} while {PHASE_WORDS[phase]}: {detail.type}: {first[:400]}"
+        f"{hint_for(detail.type, detail.message)}"
+    )
+
+
+def crashed(
+    phase: Phase, signal: str | None, exit_code: int | None, note: str | None = None
+) -> str:
+    if note:
+        return f"{note} (while {PHASE_WORDS[phase]}). Fix and resubmit."
+    if signal:
+        hint = SIGNAL_HINTS.get(signal, "")
+        how = f"was killed by {signal}" + (f" ({hint})" if hint else "")
+    else:
+        how = f"exited with code {exit_code} without a result (os._exit in the kernel?)"
+    return (
+        f"The kernel's process {how} while {PHASE_WORDS[phase]}. "
+        "The judge is fine; fix and resubmit."
+    )
+
+
+def timed_out(phase: Phase, timeout_s: float) -> str:
+    return (
+        f"No result within {timeout_s:g} s; the kernel was {PHASE_WORDS[phase]}. "
+        "Look for an endless loop, a loop bound that never ends, or a grid far larger than the "
+        "data."
+    )
+
+
+MISSING_MODEL_NEW = (
+    "kernel.py defines no `class ModelNew`. Define `class ModelNew(nn.Module)` with the same "
+    "__init__ and forward signatures as the task's `Model`."
+)
+
+
+def incorrect(mismatch: Mismatch) -> str:
+    where = f"output {mismatch.output_index} on shape {mismatch.variant}, trial {mismatch.trial}"
+    kind = mismatch.kind
+    if kind == "input_modified":
+        return (
+            f"Input {mismatch.output_index} was modified by the kernel on shape "
+            f"{mismatch.variant}. Kernels must not write to their inputs: write results to a "
+            "new output tensor."
+        )
+    if kind == "count":
+        return (
+            f"forward returned {int(mismatch.actual_value or 0)} outputs; the reference returns "
+            f"{int(mismatch.expected_value or 0)}."
+        )
+    if kind == "type":
+        return f"{where.capitalize()} is a {mismatch.actual_dtype}, not a torch.Tensor."
+    if kind == "shape":
+        return (
+            f"{where.capitalize()} has shape {mismatch.actual_shape}; expected "
+            f"{mismatch.expected_shape}."
+        )
+    if kind == "dtype":
+        return (
+            f"{where.capitalize()} has dtype {mismatch.actual_dtype}; expected "
+            f"{mismatch.expected_dtype}. Cast the result to the reference's dtype."
+        )
+    if kind == "nonfinite":
+        return (
+            f"{where.capitalize()} holds {mismatch.nonfinite_count} NaN/Inf values, first at "
+            f"index {mismatch.first_bad_index} (expected {_number(mismatch.expected_value)}). "
+            "NaN often means an element was never written (a mask too strict, a grid too small) "
+            "or a division by zero / overflow."
+        )
+    text = (
+        f"Wrong values in {where}: {mismatch.mismatch_count} of {mismatch.numel} elements "
+        f"outside atol={mismatch.atol:g}, rtol={mismatch.rtol:g}; max abs error "
+        f"{_number(mismatch.max_abs_error)}, first at index {mismatch.first_bad_index} "
+        f"(expected {_number(mismatch.expected_value, 7)}, "
+        f"got {_number(mismatch.actual_value, 7)})."
+    )
+    return text + _value_hint(mismatch)
+
+
+def _value_hint(mismatch: Mismatch) -> str:
+    if mismatch.variant.startswith("odd"):
+        return (
+            " The main shape passed; this odd size fails: check the masks and the handling of "
+            "the last, partial block."
+        )
+    if (
+        mismatch.mismatch_count
+        and mismatch.numel
+        and mismatch.mismatch_count == mismatch.numel
+        and mismatch.rel_l2_error is not None
+        and mismatch.rel_l2_error < 5e-3
+    ):
+        return (
+            f" Every element is slightly off (relative L2 error {mismatch.rel_l2_error:.1e}): "
+            'this looks like reduced precision (TF32 in tl.dot? use input_precision="ieee" '
+            "for float32), not a logic error."
+        )
+    return ""

@@ -1,0 +1,398 @@
+"""The local judge: a pool of warm workers per device behind one async interface.
+
+    async with LocalJudge(settings.judge, home=settings.home, store=store) as judge:
+        result = await judge.evaluate(task, code)
+
+Each device has a bounded queue and ``workers_per_device`` warm workers; a request goes to the
+device it names, or to the least busy one. Candidate code only ever runs in a worker's
+short-lived child, never in this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import secrets
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import adaexplore_mcp
+from adaexplore_mcp.config import JudgeSettings
+from adaexplore_mcp.judge import messages, sandbox
+from adaexplore_mcp.judge.baselines import Baseline, BaselineCache
+from adaexplore_mcp.judge.devices import (
+    GpuInfo,
+    ProbeReport,
+    nvidia_driver_present,
+    parse_device_spec,
+)
+from adaexplore_mcp.judge.outcomes import JudgeError, eval_result, report_body, static_precheck
+from adaexplore_mcp.judge.protocol import (
+    ChildJob,
+    ChildOutcome,
+    JobMessage,
+    PhaseMessage,
+    ReadyMessage,
+)
+from adaexplore_mcp.judge.result import EvalResult, LintReport, Phase
+from adaexplore_mcp.judge.worker_handle import WorkerDied, WorkerHandle
+from adaexplore_mcp.store import Store
+from adaexplore_mcp.tasks import Task, TaskError
+
+log = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[Phase, float], None]
+_WATCHDOG_SLACK_S = 60.0
+
+
+class JudgeUnavailable(JudgeError):
+    """No worker could be started, or no device matches the request."""
+
+
+class QueueFull(JudgeError):
+    """The device's queue is at its limit; retry later."""
+
+
+@dataclass
+class _Pending:
+    message: JobMessage
+    future: asyncio.Future[ChildOutcome]
+    on_phase: Callable[[PhaseMessage], None] | None
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    enqueued: float = field(default_factory=time.monotonic)
+    started: float | None = None
+
+
+class _Lane:
+    """One device: its bounded queue and its workers."""
+
+    def __init__(
+        self,
+        device: str,
+        env: dict[str, str],
+        settings: JudgeSettings,
+        gpu: GpuInfo | None,
+        lock: str | None,
+    ) -> None:
+        self.device = device
+        self.env = env
+        self.gpu = gpu
+        self.lock = lock
+        self.reuse = settings.reuse_workers
+        default_workers = 2 if gpu is None else 4
+        self.size = settings.workers_per_device or default_workers
+        self.queue: asyncio.Queue[_Pending] = asyncio.Queue(maxsize=settings.max_queue)
+        self.busy = 0
+        self.handles: list[WorkerHandle | None] = [None] * self.size
+        self.ready: ReadyMessage | None = None
+        self._consumers: list[asyncio.Task] = []
+
+    @property
+    def load(self) -> int:
+        return self.queue.qsize() + self.busy
+
+    @property
+    def device_name(self) -> str:
+        return self.gpu.name if self.gpu else "cpu"
+
+    async def start(self) -> None:
+        if self.reuse:
+            await asyncio.gather(*(self._ensure_worker(i) for i in range(self.size)))
+        self._consumers = [asyncio.create_task(self._consume(i)) for i in range(self.size)]
+
+    async def _ensure_worker(self, index: int) -> WorkerHandle:
+        handle = self.handles[index]
+        if handle is not None and handle.alive:
+            return handle
+        handle = WorkerHandle(f"{self.device}#{index}", self.env)
+        try:
+            self.ready = await handle.start()
+        except WorkerDied as exc:
+            raise JudgeUnavailable(str(exc)) from exc
+        self.handles[index] = handle
+        return handle
+
+    def submit(self, pending: _Pending) -> None:
+        try:
+            self.queue.put_nowait(pending)
+        except asyncio.QueueFull:
+            raise QueueFull(
+                f"the queue for {self.device} holds {self.queue.maxsize} evaluations already; "
+                "retry when some have finished"
+            ) from None
+
+    async def _consume(self, index: int) -> None:
+        while True:
+            pending = await self.queue.get()
+            if pending.future.done():  # cancelled while it waited
+                continue
+            self.busy += 1
+            try:
+                outcome = await self._run(index, pending)
+                if not pending.future.done():
+                    pending.future.set_result(outcome)
+            except Exception as exc:
+                if not pending.future.done():
+                    pending.future.set_exception(exc)
+            finally:
+                self.busy -= 1
+
+    async def _run(self, index: int, pending: _Pending) -> ChildOutcome:
+        for attempt in (1, 2):
+            handle = await self._ensure_worker(index)
+            pending.started = pending.started or time.monotonic()
+            limit = pending.message.timeout_s + _WATCHDOG_SLACK_S
+            try:
+                return await asyncio.wait_for(
+                    handle.run(pending.message, pending.on_phase, pending.cancelled), limit
+                )
+            except (WorkerDied, TimeoutError) as exc:
+                log.warning("worker %s lost during a job (%s); restarting it", handle.name, exc)
+                await handle.stop(grace_s=0.5)
+                self.handles[index] = None
+                if attempt == 2:
+                    return ChildOutcome(
+                        end="crashed",
+                        note="The kernel killed the judge's worker process, twice (it may only "
+                        "touch its own process)",
+                    )
+            finally:
+                if not self.reuse and self.handles[index] is not None:
+                    await handle.stop()
+                    self.handles[index] = None
+        raise AssertionError("unreachable")
+
+    async def close(self) -> None:
+        for task in self._consumers:
+            task.cancel()
+        for task in self._consumers:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        while not self.queue.empty():
+            pending = self.queue.get_nowait()
+            if not pending.future.done():
+                pending.future.set_exception(JudgeUnavailable("the judge shut down"))
+        await asyncio.gather(*(h.stop() for h in self.handles if h is not None))
+        self.handles = [None] * self.size
+
+
+class LocalJudge:
+    def __init__(self, settings: JudgeSettings, *, home: Path, store: Store | None = None) -> None:
+        self.settings = settings
+        self.home = Path(home)
+        self._lanes: list[_Lane] = []
+        self._baselines = BaselineCache(store)
+        self.probe: ProbeReport | None = None
+
+    async def __aenter__(self) -> LocalJudge:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @property
+    def devices(self) -> list[str]:
+        return [lane.device for lane in self._lanes]
+
+    async def start(self) -> None:
+        spec = parse_device_spec(self.settings.device)
+        lanes: list[_Lane] = []
+        probe_needed = spec.kind == "cuda" or (spec.kind == "auto" and nvidia_driver_present())
+        if probe_needed:
+            self.probe = await self._probe()
+            gpus = [g for g in self.probe.gpus if spec.indices is None or g.index in spec.indices]
+            missing = set(spec.indices or ()) - {g.index for g in gpus}
+            if missing or (spec.kind == "cuda" and not gpus):
+                seen = ", ".join(f"cuda:{g.index} ({g.name})" for g in self.probe.gpus) or "none"
+                raise JudgeUnavailable(
+                    f"device {self.settings.device!r} is not available (GPUs visible: {seen}); "
+                    "use --device cpu for Triton's CPU interpreter"
+                )
+            lanes = [self._gpu_lane(gpu) for gpu in gpus]
+        if not lanes:
+            lanes = [_Lane("cpu", self._worker_env(cpu=True), self.settings, None, None)]
+        try:
+            await asyncio.gather(*(lane.start() for lane in lanes))
+        except BaseException:
+            await asyncio.gather(*(lane.close() for lane in lanes))
+            raise
+        self._lanes = lanes
+
+    def _gpu_lane(self, gpu: GpuInfo) -> _Lane:
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        physical = visible.split(",")[gpu.index].strip() if visible else str(gpu.index)
+        env = self._worker_env(cpu=False, visible=physical)
+        locks = self.home / "locks"
+        locks.mkdir(parents=True, exist_ok=True)
+        lock = str(locks / ("gpu-" + re.sub(r"[^A-Za-z0-9_-]", "_", gpu.uuid)))
+        return _Lane(f"cuda:{gpu.index}", env, self.settings, gpu, lock)
+
+    def _worker_env(self, *, cpu: bool, visible: str | None = None) -> dict[str, str]:
+        package_parent = str(Path(adaexplore_mcp.__file__).resolve().parent.parent)
+        extra = {
+            "PYTHONPATH": os.pathsep.join(
+                p for p in (package_parent, os.environ.get("PYTHONPATH")) if p
+            ),
+            "HOME": os.environ.get("HOME", str(self.home)),
+            "PYTHONNOUSERSITE": "1",
+        }
+        env = sandbox.scrubbed_environment(dict(os.environ), extra)
+        env.pop("TRITON_INTERPRET", None)
+        if cpu:
+            env |= {"TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
+        elif visible is not None:
+            env["CUDA_VISIBLE_DEVICES"] = visible
+        return env
+
+    async def _probe(self) -> ProbeReport:
+        env = self._worker_env(cpu=False)
+        handle = WorkerHandle("probe", env)
+        try:
+            await handle.start()
+            job = JobMessage(id="probe", timeout_s=120, child=ChildJob(kind="probe", device="cpu"))
+            outcome = await handle.run(job, None, asyncio.Event())
+        except WorkerDied as exc:
+            raise JudgeUnavailable(str(exc)) from exc
+        finally:
+            await handle.stop()
+        return ProbeReport.model_validate(report_body(outcome, "probe", None))
+
+    def _lane(self, device: str | None) -> _Lane:
+        if not self._lanes:
+            raise JudgeUnavailable("the judge is not started (use `async with LocalJudge(...)`)")
+        if device is None:
+            return min(self._lanes, key=lambda lane: lane.load)
+        for lane in self._lanes:
+            if lane.device == device:
+                return lane
+        raise JudgeUnavailable(
+            f"this judge has no device {device!r}; it has {', '.join(self.devices)}"
+        )
+
+    def _job(self, kind: str, lane: _Lane, task: Task, code: str | None = None) -> ChildJob:
+        return ChildJob(
+            kind=kind,  # type: ignore[arg-type]
+            task=task,
+            code=code,
+            device=lane.device,
+            seed=secrets.randbits(62),
+            trials=self.settings.trials,
+            odd_trials=self.settings.odd_trials,
+            tolerances=self.settings.tolerances,
+            timing=self.settings.timing,
+            gpu_lock=lane.lock,
+            output_limit_bytes=self.settings.output_limit_mb * 2**20,
+            cache_dir=str(self.home / "cache") if kind == "baseline" else None,
+        )
+
+    async def _submit(
+        self, lane: _Lane, child: ChildJob, timeout_s: float, on_progress: ProgressCallback | None
+    ) -> tuple[ChildOutcome, float]:
+        loop = asyncio.get_running_loop()
+        started = time.monotonic()
+
+        def relay(message: PhaseMessage) -> None:
+            if on_progress is not None:
+                on_progress(message.phase, time.monotonic() - started)
+
+        pending = _Pending(
+            message=JobMessage(id=uuid.uuid4().hex, timeout_s=timeout_s, child=child),
+            future=loop.create_future(),
+            on_phase=relay,
+        )
+        pending.future.add_done_callback(lambda f: f.cancelled() and pending.cancelled.set())
+        lane.submit(pending)
+        if on_progress is not None:
+            on_progress(Phase.QUEUED, 0.0)
+        outcome = await pending.future
+        queue_s = (pending.started or time.monotonic()) - pending.enqueued
+        return outcome, queue_s
+
+    async def evaluate(
+        self,
+        task: Task,
+        code: str,
+        *,
+        device: str | None = None,
+        timeout_s: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> EvalResult:
+        """Judge one candidate. Always a verdict; raises only when the judge itself cannot run
+        (``JudgeError``, ``QueueFull``) or the task is broken (``TaskError``)."""
+        early = static_precheck(task, code)
+        if early is not None:
+            return early
+        lane = self._lane(device)
+        timeout = timeout_s or self.settings.timeout_s
+        outcome, queue_s = await self._submit(
+            lane, self._job("eval", lane, task, code), timeout, on_progress
+        )
+        result = eval_result(outcome, task, code, timeout)
+        result.phases.queue_s = queue_s
+        if result.ok and result.runtime is not None and lane.gpu is not None:
+            await self._add_speedups(result, task, lane)
+        return result
+
+    async def _add_speedups(self, result: EvalResult, task: Task, lane: _Lane) -> None:
+        try:
+            baseline = await self.baseline(task, device=lane.device)
+        except JudgeError as exc:
+            log.warning("no baseline for %s on %s: %s", task.name, lane.device, exc)
+            return
+        assert result.runtime is not None
+        result.eager = baseline.eager
+        result.compiled = baseline.compiled
+        result.speedup_eager = baseline.eager.median_ms / result.runtime.median_ms
+        if baseline.compiled is not None:
+            result.speedup_compile = baseline.compiled.median_ms / result.runtime.median_ms
+        result.message = messages.with_speedups(
+            result.message, result.speedup_eager, result.speedup_compile
+        )
+
+    async def baseline(self, task: Task, *, device: str | None = None) -> Baseline:
+        """The task's eager and torch.compile timings on a GPU (cached in the store)."""
+        lane = self._lane(device)
+        if lane.gpu is None or lane.ready is None:
+            raise JudgeError("baselines are timed on a GPU; this device is the CPU interpreter")
+
+        async def measure() -> Baseline:
+            timeout = self.settings.baseline_timeout_s
+            outcome, _ = await self._submit(lane, self._job("baseline", lane, task), timeout, None)
+            return Baseline.model_validate(report_body(outcome, "baseline", task))
+
+        return await self._baselines.get(
+            task,
+            device_name=lane.device_name,
+            torch=lane.ready.torch,
+            triton=lane.ready.triton,
+            measure=measure,
+        )
+
+    async def lint(self, task: Task, *, device: str | None = None) -> LintReport:
+        """Run the task's lint (see ``judge.lint``) in a sandboxed child."""
+        lane = self._lane(device)
+        timeout = self.settings.timeout_s
+        outcome, _ = await self._submit(lane, self._job("lint", lane, task), timeout, None)
+        try:
+            return LintReport.model_validate(report_body(outcome, "lint", task))
+        except (JudgeError, TaskError) as exc:
+            return LintReport(
+                task=task.name, task_hash=task.hash, variants=[], findings=[], error=str(exc)
+            )
+
+    def versions(self) -> dict[str, str]:
+        ready = next((lane.ready for lane in self._lanes if lane.ready), None)
+        return (
+            {"torch": ready.torch, "triton": ready.triton, "python": ready.python} if ready else {}
+        )
+
+    async def close(self) -> None:
+        lanes, self._lanes = self._lanes, []
+        await asyncio.gather(*(lane.close() for lane in lanes))

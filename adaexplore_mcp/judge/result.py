@@ -1,0 +1,166 @@
+"""What the judge returns: ``EvalResult`` and the models it is made of."""
+
+from __future__ import annotations
+
+import hashlib
+from enum import StrEnum
+
+from pydantic import BaseModel, Field
+
+
+class Status(StrEnum):
+    CORRECT = "correct"
+    INCORRECT = "incorrect"
+    COMPILE_ERROR = "compile_error"
+    RUNTIME_ERROR = "runtime_error"
+    TIMEOUT = "timeout"
+    REJECTED = "rejected"
+
+
+class Phase(StrEnum):
+    QUEUED = "queued"
+    COMPILING = "compiling"  # loading the module, building ModelNew, the first (JIT) call
+    CHECKING = "checking"
+    TIMING = "timing"
+    DONE = "done"
+
+
+class Mismatch(BaseModel):
+    """The first check that failed, with enough detail to find the bug."""
+
+    variant: str = Field(description="Shape variant, e.g. 'odd-1 (batch_size=7, dim=1000)'.")
+    trial: int
+    output_index: int = Field(description="Which output of forward (0 for a single tensor).")
+    kind: str = Field(
+        description="values | nonfinite | shape | dtype | count | type | input_modified"
+    )
+    expected_shape: list[int] | None = None
+    actual_shape: list[int] | None = None
+    expected_dtype: str | None = None
+    actual_dtype: str | None = None
+    numel: int | None = None
+    mismatch_count: int | None = None
+    nonfinite_count: int | None = None
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    rel_l2_error: float | None = Field(
+        default=None, description="||actual-expected|| / ||expected||"
+    )
+    first_bad_index: list[int] | None = None
+    expected_value: float | None = None
+    actual_value: float | None = None
+    atol: float | None = None
+    rtol: float | None = None
+
+
+class Correctness(BaseModel):
+    trials_run: int = 0
+    trials_passed: int = 0
+    variants_checked: list[str] = Field(default_factory=list)
+    max_abs_error: float | None = Field(default=None, description="Over every passed comparison.")
+    max_rel_error: float | None = Field(
+        default=None, description="Relative to max(|expected|, atol), over every passed comparison."
+    )
+    mismatch: Mismatch | None = None
+
+
+class RuntimeStats(BaseModel):
+    """Milliseconds per call of forward, over ``n`` timed runs (L2 flushed before each)."""
+
+    median_ms: float
+    mean_ms: float
+    std_ms: float
+    min_ms: float
+    max_ms: float
+    n: int
+
+
+class Environment(BaseModel):
+    device: str = Field(description="'cpu' or 'cuda:N' as the caller names it.")
+    device_name: str
+    capability: str | None = None
+    interpreter: bool = Field(description="True when Triton ran in its CPU interpreter.")
+    torch: str
+    triton: str
+    python: str
+
+
+class PhaseTimes(BaseModel):
+    """Seconds spent in each phase of one evaluation."""
+
+    queue_s: float = 0.0
+    startup_s: float = Field(default=0.0, description="Process start, sandbox, CUDA context.")
+    compile_s: float = 0.0
+    check_s: float = 0.0
+    timing_s: float = 0.0
+    total_s: float = 0.0
+    kernel_s: float = Field(
+        default=0.0, description="Time spent inside the candidate's forward, first call excluded."
+    )
+
+
+class IntegrityFlag(BaseModel):
+    check: str
+    detail: str
+
+
+class ErrorDetail(BaseModel):
+    type: str
+    message: str
+    phase: Phase
+    location: str | None = Field(default=None, description="kernel.py:LINE of the last own frame.")
+    traceback: str | None = Field(
+        default=None, description="Trimmed to the candidate's own frames."
+    )
+    signal: str | None = None
+    exit_code: int | None = None
+
+
+class EvalResult(BaseModel):
+    status: Status
+    message: str = Field(description="One short, actionable paragraph for the agent.")
+    task: str
+    task_hash: str
+    kernel_hash: str
+    correctness: Correctness = Field(default_factory=Correctness)
+    runtime: RuntimeStats | None = None
+    eager: RuntimeStats | None = None
+    compiled: RuntimeStats | None = None
+    speedup_eager: float | None = None
+    speedup_compile: float | None = None
+    timing_meaningful: bool = False
+    environment: Environment | None = None
+    integrity: list[IntegrityFlag] = Field(default_factory=list)
+    phases: PhaseTimes = Field(default_factory=PhaseTimes)
+    error: ErrorDetail | None = None
+    output_tail: str | None = Field(
+        default=None, description="The end of what the candidate printed to stdout/stderr."
+    )
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.CORRECT
+
+
+class LintFinding(BaseModel):
+    variant: str
+    output_index: int | None = None
+    check: str = Field(description="zeros | constant | input_independent | nonfinite | ...")
+    detail: str
+
+
+class LintReport(BaseModel):
+    task: str
+    task_hash: str
+    variants: list[str]
+    findings: list[LintFinding]
+    error: str | None = Field(default=None, description="The reference itself failed to run.")
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings and self.error is None
+
+
+def kernel_hash(code: str) -> str:
+    """Identifies a kernel's source in results and caches."""
+    return hashlib.sha256(code.encode()).hexdigest()[:16]

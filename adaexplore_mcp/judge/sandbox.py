@@ -1,0 +1,165 @@
+"""Turns a freshly forked process into a sandbox for one candidate.
+
+What is enforced here: its own session and process group (so the worker can kill everything it
+started), no inherited file descriptors but the result pipe, stdin from /dev/null, stdout and
+stderr into a size-capped file in a private temporary directory (never the worker's pipes), a
+scrubbed environment, no core dumps, a cap on the size of any file it writes, and a umask that
+keeps its files private.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import resource
+import signal
+import time
+
+OUTPUT_FILE = "output.log"
+RESULT_FD = 3
+
+# Variables a candidate may see; everything else (API keys, tokens, the user's paths) is dropped.
+_KEPT_VARIABLES = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "LD_LIBRARY_PATH",
+    "TRITON_INTERPRET",
+    "TRITON_PTXAS_PATH",
+    "TRITON_LIBCUDA_PATH",
+    "NVIDIA_VISIBLE_DEVICES",
+    "NCCL_NVLS_ENABLE",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST",
+    "NVSHMEM_DISABLE_NVLS",
+)
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _prctl(option: int, value: int) -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: best effort
+        pass
+
+
+def die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies."""
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def become_subreaper() -> None:
+    """Orphaned descendants are re-parented to this process instead of init, so they can be
+    found and killed after a job even when they left the child's process group."""
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def scrubbed_environment(source: dict[str, str], extra: dict[str, str]) -> dict[str, str]:
+    env = {key: source[key] for key in _KEPT_VARIABLES if key in source}
+    env.setdefault("PATH", "/usr/bin:/bin")
+    env.update(extra)
+    return env
+
+
+def enter(workdir: str, result_fd: int, *, output_limit_bytes: int, env: dict[str, str]) -> None:
+    """Called in the child right after fork, before any candidate code is loaded."""
+    os.setsid()
+    die_with_parent()
+    os.umask(0o077)
+
+    # The result pipe becomes fd 3; every other inherited descriptor is closed.
+    if result_fd != RESULT_FD:
+        os.dup2(result_fd, RESULT_FD)
+        os.close(result_fd)
+    os.set_inheritable(RESULT_FD, False)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    log = os.open(os.path.join(workdir, OUTPUT_FILE), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    os.closerange(RESULT_FD + 1, _max_fd())
+
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (output_limit_bytes, output_limit_bytes))
+    # Python ignores SIGXFSZ, so an oversized write fails with EFBIG instead of killing us.
+
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(workdir)
+
+
+def _max_fd() -> int:
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return soft if soft != resource.RLIM_INFINITY else 65536
+
+
+def read_output_tail(workdir: str, limit: int = 4000) -> str | None:
+    path = os.path.join(workdir, OUTPUT_FILE)
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as handle:
+            handle.seek(max(0, size - limit))
+            data = handle.read()
+    except OSError:
+        return None
+    if not data:
+        return None
+    text = data.decode("utf-8", errors="replace")
+    return ("…" + text) if size > limit else text
+
+
+def kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def kill_orphans(timeout_s: float = 5.0) -> int:
+    """Kill and reap every remaining child of this (subreaper) process. Returns how many."""
+    killed: set[int] = set()
+    deadline = time.monotonic() + timeout_s
+    while True:
+        reap_children()
+        children = _children_of(os.getpid())
+        if not children or time.monotonic() > deadline:
+            return len(killed)
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            except ProcessLookupError:
+                continue
+        time.sleep(0.005)
+
+
+def reap_children() -> None:
+    """Collect the exit status of every child that has already ended."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _children_of(pid: int) -> list[int]:
+    children: list[int] = []
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return children
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as handle:
+                children.extend(int(p) for p in handle.read().split())
+        except OSError:
+            continue
+    return children
