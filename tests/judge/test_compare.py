@@ -1,0 +1,90 @@
+import math
+
+import pytest
+import torch
+
+from adaexplore_mcp.config import Tolerance
+from adaexplore_mcp.judge.compare import Comparison, same_bits
+
+TOL = {"float32": Tolerance(atol=1e-4, rtol=1e-4), "float16": Tolerance(atol=1e-2, rtol=1e-2)}
+
+
+def compare(actual, expected, override=None):
+    return Comparison().compare(
+        actual, expected, tolerances=TOL, override=override, variant="v", trial=0
+    )
+
+
+def test_the_bound_is_atol_plus_rtol_times_expected():
+    expected = torch.tensor([0.0, 10.0])
+    assert compare(expected + torch.tensor([1e-4, 1.1e-3]), expected) is None
+    mismatch = compare(expected + torch.tensor([0.0, 1.2e-3]), expected)
+    assert mismatch.kind == "values" and mismatch.mismatch_count == 1
+    assert mismatch.first_bad_index == [1]
+
+
+def test_first_bad_index_is_unravelled():
+    expected = torch.zeros(3, 4, 5)
+    actual = expected.clone()
+    actual[2, 1, 3] = 1.0
+    actual[2, 3, 0] = 5.0
+    mismatch = compare(actual, expected)
+    assert mismatch.first_bad_index == [2, 1, 3]
+    assert mismatch.max_abs_error == 5.0
+    assert mismatch.mismatch_count == 2 and mismatch.numel == 60
+    assert mismatch.actual_value == 1.0 and mismatch.expected_value == 0.0
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_nonfinite_never_passes_even_with_huge_tolerance(bad):
+    expected = torch.ones(4)
+    actual = expected.clone()
+    actual[1] = bad
+    mismatch = compare(actual, expected, override=Tolerance(atol=1e30, rtol=1e30))
+    assert mismatch.kind == "nonfinite" and mismatch.nonfinite_count == 1
+    assert mismatch.first_bad_index == [1]
+
+
+def test_integers_compare_exactly_and_fp16_uses_its_own_tolerance():
+    assert compare(torch.tensor([1, 2, 3]), torch.tensor([1, 2, 4])).kind == "values"
+    half = torch.tensor([1.0, 2.0], dtype=torch.float16)
+    assert compare(half + 0.005, half) is None
+    assert compare(half + 0.05, half) is not None
+
+
+def test_shape_dtype_type_and_count_mismatches():
+    expected = torch.zeros(2, 3)
+    assert compare(torch.zeros(3, 2), expected).kind == "shape"
+    assert compare(torch.zeros(2, 3, dtype=torch.float64), expected).kind == "dtype"
+    assert compare([[0.0] * 3] * 2, expected).kind == "count"
+    assert compare(0.0, torch.tensor(0.0)).kind == "type"
+    assert compare((expected, expected), (expected,)).kind == "count"
+
+
+def test_tensor_subclasses_are_not_tensors():
+    class Sneaky(torch.Tensor):
+        pass
+
+    expected = torch.zeros(3)
+    assert compare(expected.as_subclass(Sneaky), expected).kind == "type"
+
+
+def test_passed_comparisons_accumulate_the_maxima():
+    comparison = Comparison()
+    expected = torch.ones(3)
+    for error in (1e-5, 5e-5, 2e-5):
+        assert (
+            comparison.compare(
+                expected + error, expected, tolerances=TOL, override=None, variant="v", trial=0
+            )
+            is None
+        )
+    assert comparison.max_abs_error == pytest.approx(5e-5, rel=1e-2)  # float32 rounding of 1 + 5e-5
+
+
+def test_same_bits_treats_nan_as_equal_and_catches_any_change():
+    a = torch.tensor([1.0, math.nan])
+    assert same_bits(a, a.clone())
+    b = a.clone()
+    b[0] = 1.0000001
+    assert not same_bits(a, b)

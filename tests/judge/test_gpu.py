@@ -1,0 +1,70 @@
+"""Judge behaviour that needs a CUDA GPU. Skipped on machines without one (CI); run on the GPU
+machine with ``pytest -m gpu``."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from adaexplore_mcp.judge import LocalJudge, Status
+from adaexplore_mcp.store import Store
+from adaexplore_mcp.tasks import bundled_solution, get_bundled_task, solution_names
+
+from ..conftest import SyncJudge
+from .kernels import edited_solution, softmax_solution
+
+
+def _has_gpu() -> bool:
+    if shutil.which("nvidia-smi") is None:
+        return False
+    return subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not _has_gpu(), reason="needs a CUDA GPU")]
+SOFTMAX = get_bundled_task("softmax")
+
+
+@pytest.fixture(scope="module")
+def gpu_judge(loop_thread, tmp_path_factory):
+    from adaexplore_mcp.config import JudgeSettings
+
+    home = tmp_path_factory.mktemp("gpu-home")
+    store = Store(home / "db.sqlite3")
+    judge = LocalJudge(JudgeSettings(device="cuda:0", timeout_s=600), home=home, store=store)
+    loop_thread.run(judge.start())
+    yield SyncJudge(loop_thread, judge), store
+    loop_thread.run(judge.close())
+
+
+@pytest.mark.parametrize("name", solution_names())
+def test_solutions_are_correct_and_timed(gpu_judge, name):
+    judge, _ = gpu_judge
+    result = judge.evaluate(get_bundled_task(name), bundled_solution(name))
+    assert result.status is Status.CORRECT, result.message
+    assert result.timing_meaningful and result.runtime.n >= 50
+    assert result.eager is not None and result.speedup_eager > 0
+    assert result.environment.interpreter is False
+
+
+def test_baselines_are_timed_once_and_cached(gpu_judge):
+    judge, store = gpu_judge
+    first = judge.evaluate(SOFTMAX, softmax_solution())
+    count = len(store.list_baselines())
+    second = judge.evaluate(SOFTMAX, softmax_solution())
+    assert len(store.list_baselines()) == count
+    assert first.eager == second.eager
+
+
+def test_illegal_memory_access_is_a_runtime_error_and_the_pool_survives(gpu_judge):
+    judge, _ = gpu_judge
+    code = edited_solution(
+        "softmax",
+        "tl.store(y_row + cols, y, mask=mask)",
+        "tl.store(y_row + cols + (1 << 40), y, mask=mask)",
+    )
+    result = judge.evaluate(SOFTMAX, code)
+    assert result.status is Status.RUNTIME_ERROR, result.message
+    assert "illegal memory access" in result.message.lower() or result.error.signal
+    assert judge.evaluate(SOFTMAX, softmax_solution()).status is Status.CORRECT

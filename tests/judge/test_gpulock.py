@@ -1,0 +1,69 @@
+"""The GPU readers-writer lock, across real processes."""
+
+import multiprocessing as mp
+import time
+
+from adaexplore_mcp.judge.gpulock import GpuLock
+
+
+def _hold(base: str, mode: str, seconds: float, log, started) -> None:
+    lock = GpuLock(base)
+    started.set()
+    with getattr(lock, mode)():
+        log.put((mode, "in", time.monotonic()))
+        time.sleep(seconds)
+        log.put((mode, "out", time.monotonic()))
+
+
+def _run(base, plan):
+    ctx = mp.get_context("fork")
+    log = ctx.Queue()
+    procs = []
+    for mode, hold, delay in plan:
+        started = ctx.Event()
+        proc = ctx.Process(target=_hold, args=(base, mode, hold, log, started))
+        proc.start()
+        started.wait()
+        procs.append(proc)
+        time.sleep(delay)
+    for proc in procs:
+        proc.join(20)
+    events = []
+    while not log.empty():
+        events.append(log.get())
+    return sorted(events, key=lambda e: e[2])
+
+
+def test_readers_share_and_a_writer_excludes_them(tmp_path):
+    base = str(tmp_path / "gpu")
+    events = _run(base, [("shared", 0.6, 0.1), ("shared", 0.6, 0.1), ("exclusive", 0.3, 0.0)])
+    order = [(mode, what) for mode, what, _ in events]
+    # both readers are inside together; the writer enters only after both left
+    assert order[:2] == [("shared", "in"), ("shared", "in")]
+    writer_in = order.index(("exclusive", "in"))
+    assert order[writer_in - 2 : writer_in] == [("shared", "out"), ("shared", "out")]
+
+
+def test_a_waiting_writer_keeps_new_readers_out(tmp_path):
+    base = str(tmp_path / "gpu")
+    events = _run(base, [("shared", 0.8, 0.2), ("exclusive", 0.3, 0.2), ("shared", 0.1, 0.0)])
+    order = [(mode, what) for mode, what, _ in events]
+    writer_out = order.index(("exclusive", "out"))
+    late_reader_in = len(order) - 1 - order[::-1].index(("shared", "in"))
+    assert late_reader_in > writer_out
+
+
+def test_a_killed_holder_releases_the_lock(tmp_path):
+    base = str(tmp_path / "gpu")
+    ctx = mp.get_context("fork")
+    started = ctx.Event()
+    holder = ctx.Process(target=_hold, args=(base, "exclusive", 60, ctx.Queue(), started))
+    holder.start()
+    started.wait()
+    time.sleep(0.2)
+    holder.kill()
+    holder.join()
+    begun = time.monotonic()
+    with GpuLock(base).exclusive():
+        pass
+    assert time.monotonic() - begun < 2

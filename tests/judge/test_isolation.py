@@ -1,0 +1,235 @@
+"""Candidates that crash, hang, flood or attack the judge: each gets a verdict, the pool keeps
+serving, and nothing they start outlives their evaluation."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from adaexplore_mcp.judge import LocalJudge, QueueFull, Status
+from adaexplore_mcp.tasks import TaskError, get_bundled_task, parse_task
+
+from ..conftest import cpu_settings
+from .kernels import edited_solution, module, softmax_solution
+
+SOFTMAX = get_bundled_task("softmax")
+
+
+def _still_serves(cpu_judge) -> None:
+    result = cpu_judge.evaluate(SOFTMAX, softmax_solution())
+    assert result.status is Status.CORRECT, result.message
+
+
+def _worker_children(judge: LocalJudge) -> list[int]:
+    children = []
+    for lane in judge._lanes:
+        for handle in lane.handles:
+            if handle is None or not handle.alive:
+                continue
+            for tid in os.listdir(f"/proc/{handle.pid}/task"):
+                with open(f"/proc/{handle.pid}/task/{tid}/children") as f:
+                    children.extend(int(p) for p in f.read().split())
+    return children
+
+
+def test_segfault_in_a_kernel(cpu_judge):
+    # An unmasked out-of-bounds store segfaults Triton's interpreter.
+    code = edited_solution(
+        "softmax", "tl.store(y_row + cols, y, mask=mask)", "tl.store(y_row + cols + 100000000, y)"
+    )
+    result = cpu_judge.evaluate(SOFTMAX, code)
+    assert result.status is Status.RUNTIME_ERROR
+    assert result.error.signal == "SIGSEGV"
+    assert "out-of-bounds" in result.message
+    _still_serves(cpu_judge)
+
+
+@pytest.mark.parametrize(
+    ("forward", "signal", "exit_code"),
+    [
+        ("os._exit(3)", None, 3),
+        ("os.abort()", "SIGABRT", None),
+        ("os.kill(os.getpid(), 9)", "SIGKILL", None),
+    ],
+)
+def test_process_death_gives_a_runtime_error(cpu_judge, forward, signal, exit_code):
+    result = cpu_judge.evaluate(SOFTMAX, module(forward))
+    assert result.status is Status.RUNTIME_ERROR
+    assert result.error.signal == signal and result.error.exit_code == exit_code
+    _still_serves(cpu_judge)
+
+
+def test_sys_exit_is_a_runtime_error(cpu_judge):
+    result = cpu_judge.evaluate(SOFTMAX, module("sys.exit(0)"))
+    assert result.status is Status.RUNTIME_ERROR
+    assert result.error.type == "SystemExit"
+
+
+@pytest.mark.parametrize(
+    ("code", "phase"),
+    [
+        (module("return x", prelude="while True:\n    pass"), "compiling"),
+        (module("while True:\n    pass"), "compiling"),
+        (
+            module(
+                "self.calls += 1\nwhile self.calls > 1:\n    pass\nreturn torch.softmax(x, -1)",
+                init="self.calls = 0",
+            ),
+            "checking",
+        ),
+    ],
+    ids=["at-import", "first-call", "later-call"],
+)
+def test_endless_loops_time_out_within_the_bound(cpu_judge, code, phase):
+    started = time.monotonic()
+    result = cpu_judge.evaluate(SOFTMAX, code, timeout_s=3)
+    elapsed = time.monotonic() - started
+    assert result.status is Status.TIMEOUT
+    assert result.error.phase.value == phase
+    assert 3 <= elapsed < 3 + 2.5
+    assert "No result within 3 s" in result.message
+    _still_serves(cpu_judge)
+
+
+def test_a_flood_of_prints_is_stopped_by_the_output_limit(cpu_judge, capfd):
+    started = time.monotonic()
+    result = cpu_judge.evaluate(
+        SOFTMAX, module("while True:\n    print('x' * 10000)"), timeout_s=30
+    )
+    assert time.monotonic() - started < 20
+    assert result.status is Status.RUNTIME_ERROR
+    assert "output limit" in result.message
+    assert result.output_tail.endswith("x" * 100 + "\n") or "x" * 100 in result.output_tail
+    assert "xxxxxxxxxx" not in capfd.readouterr().out
+    _still_serves(cpu_judge)
+
+
+def test_candidate_output_never_reaches_the_callers_stdout(cpu_judge, capfd):
+    code = module("os.write(1, b'WRITTEN-TO-FD-1'); print('PRINTED'); return torch.softmax(x, -1)")
+    result = cpu_judge.evaluate(SOFTMAX, code)
+    assert result.status is Status.CORRECT
+    captured = capfd.readouterr()
+    assert "WRITTEN-TO-FD-1" not in captured.out + captured.err
+    assert "PRINTED" not in captured.out + captured.err
+    assert "WRITTEN-TO-FD-1" in result.output_tail and "PRINTED" in result.output_tail
+
+
+def test_killing_the_worker_is_survived(cpu_judge):
+    result = cpu_judge.evaluate(SOFTMAX, module("os.kill(os.getppid(), 9)\ntime.sleep(5)"))
+    assert result.status is Status.RUNTIME_ERROR
+    assert "killed the judge's worker" in result.message
+    _still_serves(cpu_judge)
+
+
+def test_processes_a_kernel_starts_are_killed_with_it(cpu_judge):
+    marker = "987654321"
+    code = module(
+        f"subprocess.Popen(['sleep', '{marker}'], start_new_session=True)\n"
+        f"subprocess.Popen(['sleep', '{marker}'])\n"
+        "return torch.softmax(x, -1)"
+    )
+    result = cpu_judge.evaluate(SOFTMAX, code)
+    assert result.status is Status.CORRECT
+    time.sleep(0.2)
+    leftovers = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline:
+            leftovers.append(pid)
+    assert leftovers == []
+    assert _worker_children(cpu_judge.judge) == []
+
+
+def test_no_state_leaks_from_one_evaluation_to_the_next(cpu_judge):
+    polluter = "import torch\ntorch._adaexplore_polluted = True\n" + softmax_solution()
+    assert cpu_judge.evaluate(SOFTMAX, polluter).status is Status.CORRECT
+    checker = (
+        "import torch\nassert not hasattr(torch, '_adaexplore_polluted')\n" + softmax_solution()
+    )
+    assert cpu_judge.evaluate(SOFTMAX, checker).status is Status.CORRECT
+
+
+def test_the_environment_is_scrubbed(loop_thread, tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-must-not-leak")
+    probe = (
+        "import os\n"
+        "assert 'ANTHROPIC_API_KEY' not in os.environ, 'leaked to the child'\n"
+        "worker_env = open(f'/proc/{os.getppid()}/environ', 'rb').read()\n"
+        "assert b'sk-must-not-leak' not in worker_env, 'leaked to the worker'\n"
+        "assert os.environ['HOME'] == os.getcwd()\n"
+    )
+
+    async def run():
+        async with LocalJudge(cpu_settings(workers_per_device=1), home=tmp_path) as judge:
+            return await judge.evaluate(SOFTMAX, probe + softmax_solution())
+
+    result = loop_thread.run(run())
+    assert result.status is Status.CORRECT, result.message
+
+
+def test_cancelling_an_evaluation_kills_it_and_frees_the_worker(loop_thread, tmp_path):
+    async def run():
+        async with LocalJudge(cpu_settings(workers_per_device=1), home=tmp_path) as judge:
+            hanging = asyncio.create_task(
+                judge.evaluate(SOFTMAX, module("while True:\n    pass"), timeout_s=120)
+            )
+            await asyncio.sleep(1.0)
+            hanging.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await hanging
+            started = time.monotonic()
+            result = await judge.evaluate(SOFTMAX, softmax_solution())
+            return result, time.monotonic() - started
+
+    result, elapsed = loop_thread.run(run())
+    assert result.status is Status.CORRECT
+    assert elapsed < 10
+
+
+def test_a_full_queue_is_refused_with_a_clear_error(loop_thread, tmp_path):
+    async def run():
+        settings = cpu_settings(workers_per_device=1, max_queue=1)
+        async with LocalJudge(settings, home=tmp_path) as judge:
+            hang = module("while True:\n    pass")
+            running = asyncio.create_task(judge.evaluate(SOFTMAX, hang, timeout_s=2))
+            await asyncio.sleep(0.5)  # taken by the worker
+            queued = asyncio.create_task(judge.evaluate(SOFTMAX, hang, timeout_s=2))
+            await asyncio.sleep(0.1)
+            with pytest.raises(QueueFull, match="retry when some have finished"):
+                await judge.evaluate(SOFTMAX, hang, timeout_s=2)
+            return await running, await queued
+
+    first, second = loop_thread.run(run())
+    assert first.status is second.status is Status.TIMEOUT
+
+
+def test_fresh_process_mode_gives_the_same_verdicts(loop_thread, tmp_path):
+    async def run():
+        settings = cpu_settings(workers_per_device=1, reuse_workers=False)
+        async with LocalJudge(settings, home=tmp_path) as judge:
+            good = await judge.evaluate(SOFTMAX, softmax_solution())
+            bad = await judge.evaluate(SOFTMAX, module("os._exit(3)"))
+            return good, bad
+
+    good, bad = loop_thread.run(run())
+    assert good.status is Status.CORRECT
+    assert bad.status is Status.RUNTIME_ERROR
+
+
+def test_a_broken_task_raises_task_error_with_its_line(cpu_judge):
+    source = get_bundled_task("softmax").source.replace(
+        "    return [torch.randn(batch_size, dim)]",
+        "    return [torch.randn(batch_size, dim) @ None]",
+    )
+    task = parse_task(source, name="broken", path=Path("broken_task.py"))
+    line = source.splitlines().index("    return [torch.randn(batch_size, dim) @ None]") + 1
+    with pytest.raises(TaskError, match=f"broken_task.py:{line}"):
+        cpu_judge.evaluate(task, softmax_solution())
+    _still_serves(cpu_judge)

@@ -1,0 +1,125 @@
+"""The command line, end to end (eval runs as a real subprocess)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from adaexplore_mcp.cli import app
+from adaexplore_mcp.tasks import bundled_solution, bundled_tasks
+
+runner = CliRunner()
+
+
+def cli(*args: str, home: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ADAEXPLORE_")}
+    env["ADAEXPLORE_HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-m", "adaexplore_mcp.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        input=stdin,
+        timeout=300,
+    )
+
+
+def test_eval_solution_as_json(tmp_path):
+    proc = cli("eval", "softmax", "--solution", "--json", "--device", "cpu", home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["status"] == "correct"
+    assert result["timing_meaningful"] is False
+    assert (tmp_path / "adaexplore.sqlite3").exists()
+
+
+def test_eval_any_verdict_exits_zero_and_reads_stdin(tmp_path):
+    code = (
+        "import os\nimport torch.nn as nn\n\n"
+        "class ModelNew(nn.Module):\n    def forward(self, x):\n        os._exit(4)\n"
+    )
+    proc = cli(
+        "eval",
+        "softmax",
+        "-",
+        "--json",
+        "--device",
+        "cpu",
+        "--timeout",
+        "30",
+        home=tmp_path,
+        stdin=code,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["status"] == "runtime_error"
+    assert result["error"]["exit_code"] == 4
+
+
+def test_eval_human_output(tmp_path):
+    path = tmp_path / "kernel.py"
+    path.write_text(bundled_solution("gelu"))
+    proc = cli("eval", "gelu", str(path), "--device", "cpu", home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("correct  gelu")
+    assert "Triton's CPU interpreter" in proc.stdout
+
+
+def test_eval_errors_exit_non_zero_with_a_message(tmp_path):
+    proc = cli("eval", "no_such_task", "x.py", home=tmp_path)
+    assert proc.returncode == 2
+    assert "no bundled task named 'no_such_task'" in proc.stderr
+    proc = cli("eval", "softmax", str(tmp_path / "missing.py"), home=tmp_path)
+    assert proc.returncode == 2
+    assert "cannot read the kernel file" in proc.stderr
+    proc = cli("eval", "softmax", home=tmp_path)
+    assert proc.returncode == 2 and "--solution" in proc.stderr
+
+
+@pytest.mark.skipif(os.path.exists("/proc/driver/nvidia/version"), reason="this machine has a GPU")
+def test_eval_on_a_missing_gpu_is_a_judge_failure(tmp_path):
+    proc = cli("eval", "softmax", "--solution", "--device", "cuda:0", home=tmp_path)
+    assert proc.returncode == 3
+    assert "use --device cpu" in proc.stderr
+
+
+def test_tasks_list_one_per_line(isolated_home):
+    plain = runner.invoke(app, ["tasks", "list"])
+    assert plain.exit_code == 0
+    lines = plain.stdout.strip().splitlines()
+    assert len(lines) == len(bundled_tasks())
+    as_json = runner.invoke(app, ["tasks", "list", "--json", "--level", "2"])
+    rows = [json.loads(line) for line in as_json.stdout.strip().splitlines()]
+    assert rows and all(row["level"] == 2 for row in rows)
+    assert {"name", "summary", "hash", "has_solution", "variants"} <= set(rows[0])
+
+
+def test_tasks_show_and_solution(isolated_home):
+    shown = runner.invoke(app, ["tasks", "show", "softmax"])
+    assert shown.exit_code == 0
+    assert "class Model(nn.Module)" in shown.stdout and "odd-1" in shown.stdout
+    as_json = json.loads(runner.invoke(app, ["tasks", "show", "softmax", "--json"]).stdout)
+    assert as_json["name"] == "softmax" and as_json["hash"]
+    solution = runner.invoke(app, ["tasks", "solution", "softmax"])
+    assert solution.stdout == bundled_solution("softmax")
+    missing = runner.invoke(app, ["tasks", "solution", "conv2d_relu"])
+    assert missing.exit_code == 2
+
+
+def test_tasks_lint_flags_a_bad_task_file(tmp_path):
+    task = tmp_path / "lazy.py"
+    task.write_text(
+        "import torch\nimport torch.nn as nn\n\n"
+        "class Model(nn.Module):\n    def forward(self, x):\n        return x.mean() * 1e-3\n\n"
+        "def get_inputs():\n    return [torch.randn(64, 64)]\n\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    proc = cli("tasks", "lint", str(task), "--device", "cpu", home=tmp_path)
+    assert proc.returncode == 1
+    assert "zeros" in proc.stdout
