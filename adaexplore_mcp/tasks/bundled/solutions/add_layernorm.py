@@ -5,6 +5,7 @@ the program loads x and residual once, adds them, computes the mean and the cent
 from the sum held in registers, and writes the normalised, scaled and shifted row. Lanes past
 the end of the row are masked out of the loads, the variance and the store.
 """
+
 import torch
 import torch.nn as nn
 import triton
@@ -13,8 +14,15 @@ import triton.language as tl
 
 @triton.jit
 def add_layernorm_kernel(
-    x_ptr, r_ptr, w_ptr, b_ptr, y_ptr,
-    N, stride_x, stride_r, stride_y,
+    x_ptr,
+    r_ptr,
+    w_ptr,
+    b_ptr,
+    y_ptr,
+    N,
+    stride_x,
+    stride_r,
+    stride_y,
     eps,
     BLOCK_N: tl.constexpr,
 ):
@@ -51,9 +59,17 @@ class ModelNew(nn.Module):
         block_n = triton.next_power_of_2(hidden)
         num_warps = max(1, min(16, block_n // 512))
         add_layernorm_kernel[(x2.shape[0],)](
-            x2, r2, self.weight.contiguous(), self.bias.contiguous(), y,
-            hidden, x2.stride(0), r2.stride(0), y.stride(0),
+            x2,
+            r2,
+            self.weight.contiguous(),
+            self.bias.contiguous(),
+            y,
+            hidden,
+            x2.stride(0),
+            r2.stride(0),
+            y.stride(0),
             self.eps,
-            BLOCK_N=block_n, num_warps=num_warps,
+            BLOCK_N=block_n,
+            num_warps=num_warps,
         )
         return y.view(x.shape)

@@ -5,6 +5,7 @@ own running max and running sum of exponentials (an online logsumexp per lane), 
 has no cross-lane reductions; the lanes are combined once at the end. The target logit is a
 single gathered load. Lanes past the end of the row load -inf and contribute nothing.
 """
+
 import torch
 import torch.nn as nn
 import triton
@@ -13,8 +14,11 @@ import triton.language as tl
 
 @triton.jit
 def cross_entropy_rows_kernel(
-    logits_ptr, targets_ptr, loss_ptr,
-    V, stride_row,
+    logits_ptr,
+    targets_ptr,
+    loss_ptr,
+    V,
+    stride_row,
     BLOCK_V: tl.constexpr,
 ):
     row = tl.program_id(0).to(tl.int64)
@@ -51,7 +55,12 @@ class ModelNew(nn.Module):
         loss = torch.empty((N,), dtype=logits.dtype, device=logits.device)
         block_v = min(4096, triton.next_power_of_2(V))
         cross_entropy_rows_kernel[(N,)](
-            logits, targets, loss, V, logits.stride(0),
-            BLOCK_V=block_v, num_warps=8 if block_v >= 2048 else 4,
+            logits,
+            targets,
+            loss,
+            V,
+            logits.stride(0),
+            BLOCK_V=block_v,
+            num_warps=8 if block_v >= 2048 else 4,
         )
         return loss

@@ -7,6 +7,7 @@ softmax (running max m, running sum l, unnormalised output acc) in float32. With
 scores are a broadcast multiply and a row sum rather than a matmul. The combine kernel rescales
 the partial results of a (batch, head) to a common max and divides by the total sum.
 """
+
 import math
 
 import torch
@@ -17,14 +18,28 @@ import triton.language as tl
 
 @triton.jit
 def decode_split_kernel(
-    q_ptr, k_ptr, v_ptr, lengths_ptr,
-    acc_ptr, m_ptr, l_ptr,
-    H, D, NUM_SPLITS,
-    stride_qb, stride_qh,
-    stride_kb, stride_kh, stride_ks,
-    stride_vb, stride_vh, stride_vs,
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    lengths_ptr,
+    acc_ptr,
+    m_ptr,
+    l_ptr,
+    H,
+    D,
+    NUM_SPLITS,
+    stride_qb,
+    stride_qh,
+    stride_kb,
+    stride_kh,
+    stride_ks,
+    stride_vb,
+    stride_vh,
+    stride_vs,
     qk_scale,  # head_dim ** -0.5 * log2(e)
-    SPLIT_SIZE: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+    SPLIT_SIZE: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_D: tl.constexpr,
 ):
     bh = tl.program_id(0)
     split = tl.program_id(1)
@@ -38,7 +53,9 @@ def decode_split_kernel(
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, BLOCK_D)
     mask_d = offs_d < D
-    q = tl.load(q_ptr + b * stride_qb + h * stride_qh + offs_d, mask=mask_d, other=0.0).to(tl.float32)
+    q = tl.load(q_ptr + b * stride_qb + h * stride_qh + offs_d, mask=mask_d, other=0.0).to(
+        tl.float32
+    )
     k_base = k_ptr + b * stride_kb + h * stride_kh
     v_base = v_ptr + b * stride_vb + h * stride_vh
 
@@ -70,9 +87,14 @@ def decode_split_kernel(
 
 @triton.jit
 def decode_combine_kernel(
-    acc_ptr, m_ptr, l_ptr, out_ptr,
-    D, NUM_SPLITS,
-    BLOCK_S: tl.constexpr, BLOCK_D: tl.constexpr,
+    acc_ptr,
+    m_ptr,
+    l_ptr,
+    out_ptr,
+    D,
+    NUM_SPLITS,
+    BLOCK_S: tl.constexpr,
+    BLOCK_D: tl.constexpr,
 ):
     bh = tl.program_id(0)
     offs_s = tl.arange(0, BLOCK_S)
@@ -86,8 +108,11 @@ def decode_combine_kernel(
     # Split 0 always holds position 0 (lengths >= 1), so the max is finite.
     scale = tl.exp2(m - tl.max(m, axis=0))
     total = tl.sum(l * scale, axis=0)
-    acc = tl.load(acc_ptr + part[:, None] * D + offs_d[None, :],
-                  mask=mask_s[:, None] & mask_d[None, :], other=0.0)
+    acc = tl.load(
+        acc_ptr + part[:, None] * D + offs_d[None, :],
+        mask=mask_s[:, None] & mask_d[None, :],
+        other=0.0,
+    )
     out = tl.sum(acc * scale[:, None], axis=0) / total
     tl.store(out_ptr + bh * D + offs_d, out.to(out_ptr.dtype.element_ty), mask=mask_d)
 
@@ -120,22 +145,41 @@ class ModelNew(nn.Module):
         part_l = torch.empty((B * H, num_splits), dtype=torch.float32, device=q.device)
         out = torch.empty((B, H, D), dtype=q.dtype, device=q.device)
 
-        qk_scale = D ** -0.5 * math.log2(math.e)
+        qk_scale = D**-0.5 * math.log2(math.e)
         decode_split_kernel[(B * H, num_splits)](
-            q, k_cache, v_cache, lengths,
-            part_acc, part_m, part_l,
-            H, D, num_splits,
-            q.stride(0), q.stride(1),
-            k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
-            v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
+            q,
+            k_cache,
+            v_cache,
+            lengths,
+            part_acc,
+            part_m,
+            part_l,
+            H,
+            D,
+            num_splits,
+            q.stride(0),
+            q.stride(1),
+            k_cache.stride(0),
+            k_cache.stride(1),
+            k_cache.stride(2),
+            v_cache.stride(0),
+            v_cache.stride(1),
+            v_cache.stride(2),
             qk_scale,
-            SPLIT_SIZE=split_size, BLOCK_N=block_n, BLOCK_D=block_d,
+            SPLIT_SIZE=split_size,
+            BLOCK_N=block_n,
+            BLOCK_D=block_d,
             num_warps=4,
         )
         decode_combine_kernel[(B * H,)](
-            part_acc, part_m, part_l, out,
-            D, num_splits,
-            BLOCK_S=max(2, triton.next_power_of_2(num_splits)), BLOCK_D=block_d,
+            part_acc,
+            part_m,
+            part_l,
+            out,
+            D,
+            num_splits,
+            BLOCK_S=max(2, triton.next_power_of_2(num_splits)),
+            BLOCK_D=block_d,
             num_warps=4,
         )
         return out

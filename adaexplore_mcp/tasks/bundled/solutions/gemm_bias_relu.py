@@ -6,6 +6,7 @@ strides) and accumulating in float32 on the tensor cores. The bias add and the R
 accumulator, and the tile is rounded to float16 once, at the store. Programs are launched in
 groups of GROUP_M row tiles so that programs running together share tiles of W in L2.
 """
+
 import torch
 import torch.nn as nn
 import triton
@@ -14,12 +15,22 @@ import triton.language as tl
 
 @triton.jit
 def linear_bias_relu_kernel(
-    x_ptr, w_ptr, b_ptr, y_ptr,
-    M, N, K,
-    stride_xm, stride_xk,
-    stride_wn, stride_wk,
-    stride_ym, stride_yn,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    y_ptr,
+    M,
+    N,
+    K,
+    stride_xm,
+    stride_xk,
+    stride_wn,
+    stride_wk,
+    stride_ym,
+    stride_yn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
     GROUP_M: tl.constexpr,
 ):
     # Map the 1-D program id to an output tile, GROUP_M row tiles at a time.
@@ -82,12 +93,24 @@ class ModelNew(nn.Module):
             warps, stages = 4, 3
         grid = (triton.cdiv(M, block_m) * triton.cdiv(N, block_n),)
         linear_bias_relu_kernel[grid](
-            x, w, b, y,
-            M, N, K,
-            x.stride(0), x.stride(1),
-            w.stride(0), w.stride(1),
-            y.stride(0), y.stride(1),
-            BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=8,
-            num_warps=warps, num_stages=stages,
+            x,
+            w,
+            b,
+            y,
+            M,
+            N,
+            K,
+            x.stride(0),
+            x.stride(1),
+            w.stride(0),
+            w.stride(1),
+            y.stride(0),
+            y.stride(1),
+            BLOCK_M=block_m,
+            BLOCK_N=block_n,
+            BLOCK_K=block_k,
+            GROUP_M=8,
+            num_warps=warps,
+            num_stages=stages,
         )
         return y
