@@ -5,6 +5,7 @@ read once, the sum stays in registers for the mean and variance, and only the no
 written. The weight and bias are random, so both must be applied; rows whose width is not a
 power of two need masked loads and a masked variance.
 """
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

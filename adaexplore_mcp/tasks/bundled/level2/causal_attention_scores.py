@@ -6,6 +6,7 @@ any probability can be written, so a fused kernel either holds a whole row block
 passes over the keys (statistics first, then normalised probabilities). Above the diagonal the
 output is exactly zero and needs no matmul.
 """
+
 import torch
 import torch.nn as nn
 
@@ -16,7 +17,7 @@ class Model(nn.Module):
 
     def forward(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
         seq_len, head_dim = q.shape[-2], q.shape[-1]
-        scores = torch.matmul(q, k.transpose(-2, -1)) * (head_dim ** -0.5)
+        scores = torch.matmul(q, k.transpose(-2, -1)) * (head_dim**-0.5)
         future = torch.ones(seq_len, seq_len, dtype=torch.bool, device=q.device).triu(1)
         scores = scores.masked_fill(future, float("-inf"))
         return torch.softmax(scores, dim=-1)

@@ -4,6 +4,7 @@ A direct or implicit-GEMM convolution with the bias and ReLU in the epilogue. Th
 over C_in * 9 taps in IEEE float32 (TF32 products are too coarse for the float32 tolerance), and
 the padding means every tap's load is masked at the image border.
 """
+
 import torch
 import torch.nn as nn
 

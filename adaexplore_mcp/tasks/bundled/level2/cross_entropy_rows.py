@@ -5,6 +5,7 @@ row that should read the logits exactly once (online max and sum), plus one gath
 There is one output per row, so nothing is averaged away. V is not a multiple of any block size
 in the odd variants.
 """
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

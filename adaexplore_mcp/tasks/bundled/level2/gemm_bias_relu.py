@@ -4,6 +4,7 @@ A tensor-core GEMM with an epilogue: the bias add and the ReLU belong in the GEM
 so the pre-activation never goes to memory. Accumulate in float32 and round once at the store;
 the tails of M, N and K must be masked when the sizes are not multiples of the tile.
 """
+
 import torch
 import torch.nn as nn
 

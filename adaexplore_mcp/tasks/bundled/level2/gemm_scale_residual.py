@@ -5,6 +5,7 @@ The GEMM runs in true float32 (the reference does not use TF32), so a kernel tha
 tolerance; it must use IEEE float32 products. The scale, bias and residual add fold into the
 GEMM epilogue, saving a full read and write of the output.
 """
+
 import torch
 import torch.nn as nn
 

@@ -1,10 +1,11 @@
-"""Fused residual add and RMSNorm in float16, as in an LLM block: returns (rmsnorm(x + r) * w, x + r).
+"""Fused residual add and RMSNorm in float16 (LLM block): returns (rmsnorm(x + r) * w, x + r).
 
 Each transformer layer adds the sublayer output to the residual stream and normalises the sum
 for the next sublayer. A fused kernel reads x and r once, writes the updated residual stream h
 (the second output, rounded to float16 like the reference's add) and the normalised output,
 computing the mean of squares in float32.
 """
+
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-"""Multi-head causal self-attention block in float16: QKV projection, causal SDPA, output projection.
+"""Multi-head causal self-attention in float16: QKV projection, causal SDPA, output projection.
 
 x [B, S, E] goes through one QKV GEMM, causal scaled-dot-product attention over H heads of size
 E / H, and an output GEMM (all with biases). A fast version uses a flash-attention style kernel
@@ -6,6 +6,7 @@ E / H, and an output GEMM (all with biases). A fast version uses a flash-attenti
 K, V in the head-major layout straight from the QKV GEMM's epilogue. x is scaled by 3 so the
 attention is peaked, as in trained models, and the output is of order one.
 """
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

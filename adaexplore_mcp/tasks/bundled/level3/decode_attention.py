@@ -7,6 +7,7 @@ over sequences of very different lengths balance badly, split long sequences acr
 and merge the partial softmax results (flash-decoding). Queries are scaled by 3 so the
 attention is peaked and the output is of order one rather than an average near zero.
 """
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

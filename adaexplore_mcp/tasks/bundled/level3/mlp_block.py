@@ -6,6 +6,7 @@ GELU into its epilogue and the residual add into the second GEMM's epilogue, so 
 4*hidden] activation is written and read once. The LayerNorm weight and bias are random, so they
 must be applied.
 """
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

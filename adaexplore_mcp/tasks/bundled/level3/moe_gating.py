@@ -13,6 +13,7 @@ logits are exact for any summation order (float16 inputs with float32 accumulati
 Exact ties remain possible but rare (about one run in a hundred at the benchmark shape); like
 the reference's stable sort, a kernel must break them towards the lower expert index.
 """
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -21,7 +22,7 @@ import torch.nn.functional as F
 class Model(nn.Module):
     def __init__(self, hidden: int, num_experts: int, top_k: int):
         super().__init__()
-        weight = torch.randint(-384, 385, (num_experts, hidden)).to(torch.float16) * 2.0 ** -14
+        weight = torch.randint(-384, 385, (num_experts, hidden)).to(torch.float16) * 2.0**-14
         self.weight = nn.Parameter(weight)
         self.top_k = top_k
 
@@ -40,7 +41,7 @@ top_k = 2
 
 
 def get_inputs():
-    return [torch.randint(-256, 257, (num_tokens, hidden)).to(torch.float16) * 2.0 ** -7]
+    return [torch.randint(-256, 257, (num_tokens, hidden)).to(torch.float16) * 2.0**-7]
 
 
 def get_init_inputs():

@@ -5,6 +5,7 @@ kernel with two accumulators) whose epilogue applies silu(g) * u, so only the ga
 ffn] activation reaches memory before the down projection. x is scaled by 2 so the output is of
 order one rather than 0.1 (with default Linear initialisation).
 """
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
