@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import ast
-
 from adaexplore_mcp.judge import messages
 from adaexplore_mcp.judge.protocol import ChildOutcome
-from adaexplore_mcp.judge.result import ErrorDetail, EvalResult, Phase, Status, kernel_hash
+from adaexplore_mcp.judge.result import ErrorDetail, EvalResult, Status, kernel_hash
 from adaexplore_mcp.tasks import Task, TaskError
 
 
@@ -71,40 +69,3 @@ def _failure(task: Task, code: str, status: Status, message: str, error: ErrorDe
         kernel_hash=kernel_hash(code),
         error=error,
     )
-
-
-def static_precheck(task: Task, code: str) -> EvalResult | None:
-    """Reject what cannot even be parsed before spending a worker on it."""
-    try:
-        tree = ast.parse(code, filename="kernel.py")
-    except SyntaxError as exc:
-        detail = ErrorDetail(
-            type="SyntaxError",
-            message=f"{exc.msg}" + (f": {exc.text.strip()}" if exc.text else ""),
-            phase=Phase.COMPILING,
-            location=f"kernel.py:{exc.lineno}",
-        )
-        return _failure(
-            task,
-            code,
-            Status.COMPILE_ERROR,
-            f"Syntax error at kernel.py:{exc.lineno}: {detail.message}",
-            detail,
-        )
-    defines_model_new = any(
-        (isinstance(node, ast.ClassDef) and node.name == "ModelNew")
-        or (
-            isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == "ModelNew" for t in node.targets)
-        )
-        or (
-            isinstance(node, ast.ImportFrom)
-            and any((alias.asname or alias.name) == "ModelNew" for alias in node.names)
-        )
-        for node in tree.body
-    )
-    if not defines_model_new:
-        message = messages.MISSING_MODEL_NEW
-        detail = ErrorDetail(type="MissingModelNew", message=message, phase=Phase.COMPILING)
-        return _failure(task, code, Status.COMPILE_ERROR, message, detail)
-    return None

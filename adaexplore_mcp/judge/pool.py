@@ -32,7 +32,7 @@ from adaexplore_mcp.judge.devices import (
     nvidia_driver_present,
     parse_device_spec,
 )
-from adaexplore_mcp.judge.outcomes import JudgeError, eval_result, report_body, static_precheck
+from adaexplore_mcp.judge.outcomes import JudgeError, eval_result, report_body
 from adaexplore_mcp.judge.protocol import (
     ChildJob,
     ChildOutcome,
@@ -41,6 +41,7 @@ from adaexplore_mcp.judge.protocol import (
     ReadyMessage,
 )
 from adaexplore_mcp.judge.result import EvalResult, LintReport, Phase
+from adaexplore_mcp.judge.static_checks import precheck
 from adaexplore_mcp.judge.worker_handle import WorkerDied, WorkerHandle
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task, TaskError
@@ -144,14 +145,20 @@ class _Lane:
                 self.busy -= 1
 
     async def _run(self, index: int, pending: _Pending) -> ChildOutcome:
+        pending.started = time.monotonic()
         for attempt in (1, 2):
+            spawn_started = time.monotonic()
             handle = await self._ensure_worker(index)
-            pending.started = pending.started or time.monotonic()
+            # a worker started for this job (fresh-process mode, or after a crash) is part of it
+            spawn_s = time.monotonic() - spawn_started
             limit = pending.message.timeout_s + _WATCHDOG_SLACK_S
             try:
-                return await asyncio.wait_for(
+                outcome = await asyncio.wait_for(
                     handle.run(pending.message, pending.on_phase, pending.cancelled), limit
                 )
+                outcome.startup_s += spawn_s
+                outcome.elapsed_s += spawn_s
+                return outcome
             except (WorkerDied, TimeoutError) as exc:
                 log.warning("worker %s lost during a job (%s); restarting it", handle.name, exc)
                 await handle.stop(grace_s=0.5)
@@ -326,7 +333,7 @@ class LocalJudge:
     ) -> EvalResult:
         """Judge one candidate. Always a verdict; raises only when the judge itself cannot run
         (``JudgeError``, ``QueueFull``) or the task is broken (``TaskError``)."""
-        early = static_precheck(task, code)
+        early = precheck(task, code)
         if early is not None:
             return early
         lane = self._lane(device)
