@@ -15,6 +15,7 @@ from adaexplore_mcp.judge.harness import (
     environment,
     gpu_lock,
     synchronize,
+    timing_seed,
 )
 from adaexplore_mcp.judge.protocol import ChildJob
 from adaexplore_mcp.judge.result import Environment, Phase, RuntimeStats
@@ -43,9 +44,9 @@ def run_baseline(job: ChildJob, channel: Channel) -> BaselineReport:
     with shared():
         runtime = TaskRuntime(job.task, device)
         model = runtime.build_reference(runtime.init_inputs(variant), rng.getrandbits(62))
-        inputs = runtime.inputs(variant, rng.getrandbits(62))
+        inputs = runtime.inputs(variant, timing_seed(job.task))
         runtime.run_reference(model, inputs)
-        flush = L2Flusher(device, job.timing.l2_flush_factor)
+        flush = L2Flusher(device, job.timing)
 
     def eager() -> None:
         with torch.no_grad():

@@ -28,18 +28,20 @@ from adaexplore_mcp.judge.harness import (
     gpu_lock,
     load_module,
     synchronize,
+    timing_seed,
 )
 from adaexplore_mcp.judge.protocol import ChildJob
 from adaexplore_mcp.judge.result import (
     Correctness,
     EvalResult,
+    IntegrityFlag,
     Mismatch,
     Phase,
     PhaseTimes,
     Status,
     kernel_hash,
 )
-from adaexplore_mcp.judge.timing import L2Flusher, measure
+from adaexplore_mcp.judge.timing import L2Flusher, Measurement, measure
 from adaexplore_mcp.tasks import ShapeVariant
 
 
@@ -61,9 +63,9 @@ class Evaluation:
         # Every seed is drawn here, from the job's secret seed, before candidate code loads.
         self._rng = random.Random(job.seed)
         self.init_seed = self._rng.getrandbits(62)
-        self.timing_seed = self._rng.getrandbits(62)
         job.seed = 0
         self._check_started: float | None = None
+        self._compile_while_checking = 0.0
         self.comparison = Comparison()
         self.correctness = Correctness()
         self.phases = PhaseTimes()
@@ -78,13 +80,10 @@ class Evaluation:
         try:
             with self.shared():
                 candidate_cls, runtime = self._load()
-                main_models = self._check_all(candidate_cls, runtime)
-                timing_inputs = None
-                if self.device_kind == "cuda":
-                    timing_inputs = runtime.inputs(self.task.main_variant("cuda"), self.timing_seed)
+                reference, candidate = self._check_all(candidate_cls, runtime)
             runtime_stats = None
-            if timing_inputs is not None:
-                runtime_stats = self._time(main_models[1], timing_inputs)
+            if self.device_kind == "cuda":
+                runtime_stats = self._time(runtime, reference, candidate)
         except _Verdict as verdict:
             return verdict.result
         self.phases.kernel_s = self.kernel_s
@@ -136,8 +135,8 @@ class Evaluation:
                     runtime, models, variant, trial, self._rng.getrandbits(62), output_specs
                 )
             self.correctness.variants_checked.append(variant.describe())
-        assert main_models is not None and self._check_started is not None
-        self.phases.check_s = time.perf_counter() - self._check_started
+        assert main_models is not None
+        self._end_check()
         return main_models
 
     def _build_models(self, candidate_cls: type, runtime: TaskRuntime, variant: ShapeVariant):
@@ -162,7 +161,7 @@ class Evaluation:
         inputs = runtime.inputs(variant, seed)
         candidate_inputs = clone_args(inputs)
         _poison(output_specs, self.device)
-        actual = self._call_candidate(candidate, candidate_inputs)
+        actual = self._call_candidate(candidate, candidate_inputs, new_shape=trial == 0)
         self.correctness.trials_run += 1
         for index, (before, after) in enumerate(zip(inputs, candidate_inputs, strict=True)):
             if isinstance(before, torch.Tensor) and not same_bits(before, after):
@@ -188,7 +187,9 @@ class Evaluation:
         self.correctness.max_abs_error = self.comparison.max_abs_error
         self.correctness.max_rel_error = self.comparison.max_rel_error
 
-    def _call_candidate(self, candidate: Any, args: list[Any]) -> Any:
+    def _call_candidate(self, candidate: Any, args: list[Any], *, new_shape: bool) -> Any:
+        """``new_shape``: the first call on a shape variant, where Triton may (re)compile its
+        kernels for new sizes; its time counts as compile time, not as the kernel's."""
         first = self.calls == 0
         phase = Phase.COMPILING if first else Phase.CHECKING
         started = time.perf_counter()
@@ -204,19 +205,26 @@ class Evaluation:
             self.phases.compile_s += elapsed
             self.channel.phase(Phase.CHECKING)
             self._check_started = time.perf_counter()
+        elif new_shape:
+            self.phases.compile_s += elapsed
+            self._compile_while_checking += elapsed
         else:
             self.kernel_s += elapsed
         return output
 
-    def _time(self, candidate: Any, inputs: list[Any]):
+    def _time(self, runtime: TaskRuntime, reference: Any, candidate: Any):
+        variant = self.task.main_variant("cuda")
+        with self.shared():
+            inputs = runtime.inputs(variant, timing_seed(self.task))
+            pristine = clone_args(inputs)
         with self.exclusive():
             self.channel.phase(Phase.TIMING)
             started = time.perf_counter()
-            flush = L2Flusher(self.device, self.job.timing.l2_flush_factor)
+            flush = L2Flusher(self.device, self.job.timing)
 
-            def call() -> None:
+            def call() -> Any:
                 with torch.no_grad():
-                    candidate(*inputs)
+                    return candidate(*inputs)
 
             try:
                 measured = measure(call, self.job.timing, flush)
@@ -224,7 +232,41 @@ class Evaluation:
                 self._fail(exc, Phase.TIMING, loading=False)
             self.phases.timing_s = time.perf_counter() - started
             self.kernel_s += measured.events.median_ms * measured.events.n / 1e3
+        with self.shared():
+            self._check_timed_output(runtime, reference, variant, pristine, inputs, measured)
         return measured.events
+
+    def _check_timed_output(
+        self,
+        runtime: TaskRuntime,
+        reference: Any,
+        variant: ShapeVariant,
+        pristine: list[Any],
+        inputs: list[Any],
+        measured: Measurement,
+    ) -> None:
+        """What was timed must be what was checked: the inputs are unchanged and the last timed
+        call's output is right."""
+        if any(
+            isinstance(a, torch.Tensor) and not same_bits(a, b)
+            for a, b in zip(pristine, inputs, strict=True)
+        ):
+            self._reject("timed_output", "the kernel modified its inputs during the timed calls")
+        expected = runtime.run_reference(reference, pristine)
+        mismatch = Comparison().compare(
+            measured.last_output,
+            expected,
+            tolerances=self.job.tolerances,
+            override=self.task.tolerance,
+            variant=variant.describe(),
+            trial=-1,
+        )
+        if mismatch is not None:
+            self._reject(
+                "timed_output",
+                f"the output of the timed calls is wrong ({mismatch.kind}) although the checked "
+                "calls were right; a kernel must compute the same result on every call",
+            )
 
     # -- verdicts ----------------------------------------------------------------------------
 
@@ -235,13 +277,23 @@ class Evaluation:
             self._result(status, messages.error(status, detail, phase), error=detail)
         ) from None
 
+    def _reject(self, check: str, detail: str):
+        flag = IntegrityFlag(check=check, detail=detail)
+        message = f"Rejected by the {check} check: {detail}."
+        raise _Verdict(self._result(Status.REJECTED, message, integrity=[flag]))
+
     def _incorrect(self, mismatch: Mismatch):
         self.correctness.mismatch = mismatch
         raise _Verdict(self._result(Status.INCORRECT, messages.incorrect(mismatch)))
 
+    def _end_check(self) -> None:
+        if self._check_started is not None:
+            elapsed = time.perf_counter() - self._check_started
+            self.phases.check_s = elapsed - self._compile_while_checking
+
     def _result(self, status: Status, message: str, **fields: Any) -> EvalResult:
-        if status is not Status.CORRECT and self._check_started and not self.phases.check_s:
-            self.phases.check_s = time.perf_counter() - self._check_started
+        if status is not Status.CORRECT and not self.phases.check_s:
+            self._end_check()
         return EvalResult(
             status=status,
             message=message,

@@ -1,10 +1,12 @@
 """Timing a callable on a GPU with CUDA events. Runs inside the sandboxed child.
 
-Each timed call: the device is synchronized, the L2 cache is flushed by writing a buffer larger
-than it, then start event, the call, end event, and the device is synchronized again. The flush
-kernel also covers the host's launch latency, so the events measure the call's own GPU work.
-The wall-clock time of each call (host, from before the flush to after the final synchronize) is
-kept too: work the call hides on another stream or thread shows up there and not in the events.
+Each timed call: the device is synchronized; the L2 cache is flushed by writing a buffer larger
+than it; the GPU spins for ``launch_allowance_us`` while the host enqueues the call; then start
+event, the call, end event, and the device is synchronized again. The spin keeps the host's
+launch latency, and its jitter, out of the events, so they measure the GPU work of the call
+(host work longer than the allowance still shows up as idle GPU time). The wall-clock time of
+each call (host, from before the flush to after the final synchronize) is kept too: work the
+call hides on another stream or thread shows up there and not in the events.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -25,6 +28,7 @@ from adaexplore_mcp.judge.result import RuntimeStats
 class Measurement:
     events: RuntimeStats
     wall: RuntimeStats
+    last_output: Any = None
 
 
 def stats(samples_ms: list[float]) -> RuntimeStats:
@@ -39,17 +43,41 @@ def stats(samples_ms: list[float]) -> RuntimeStats:
 
 
 class L2Flusher:
-    def __init__(self, device: torch.device, factor: float) -> None:
+    """Empties the L2 cache, then keeps the GPU busy for the launch allowance."""
+
+    def __init__(self, device: torch.device, settings: TimingSettings) -> None:
         props = torch.cuda.get_device_properties(device)
         l2_bytes = getattr(props, "L2_cache_size", 0) or 64 * 1024 * 1024
-        self.buffer = torch.empty(int(l2_bytes * factor) // 4, dtype=torch.int32, device=device)
+        size = int(l2_bytes * settings.l2_flush_factor) // 4
+        self.buffer = torch.empty(size, dtype=torch.int32, device=device)
+        self.spin_cycles = _cycles_for(settings.launch_allowance_us)
 
     def __call__(self) -> None:
         self.buffer.zero_()
+        if self.spin_cycles:
+            torch.cuda._sleep(self.spin_cycles)
 
 
-def measure(fn: Callable[[], object], settings: TimingSettings, flush: L2Flusher) -> Measurement:
-    """Warm up, pick a run count that accumulates ``target_ms`` of kernel time, measure."""
+def _cycles_for(microseconds: float) -> int:
+    """GPU clock cycles that ``torch.cuda._sleep`` needs to spin for ``microseconds``."""
+    if microseconds <= 0 or not hasattr(torch.cuda, "_sleep"):
+        return 0
+    probe_cycles = 1_000_000
+    torch.cuda._sleep(probe_cycles)  # warm the kernel and the clocks
+    best_ms = math.inf
+    for _ in range(3):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(probe_cycles)
+        end.record()
+        end.synchronize()
+        best_ms = min(best_ms, start.elapsed_time(end))
+    return int(probe_cycles * microseconds / (best_ms * 1e3))
+
+
+def measure(fn: Callable[[], Any], settings: TimingSettings, flush: L2Flusher) -> Measurement:
+    """Warm up, pick a run count that accumulates ``target_ms`` of kernel time, measure.
+    The output of the last timed call is kept, so it can be checked like any other."""
     # warm-up, also an estimate of one call's cost
     warm_start = time.perf_counter()
     warm_runs = 0
@@ -66,14 +94,16 @@ def measure(fn: Callable[[], object], settings: TimingSettings, flush: L2Flusher
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
     wall_ms = []
+    output = None
     for start, end in zip(starts, ends, strict=True):
+        output = None  # the previous output is freed before the next call, as in a loop
         torch.cuda.synchronize()
         wall_start = time.perf_counter()
         flush()
         start.record()
-        fn()
+        output = fn()
         end.record()
         torch.cuda.synchronize()
         wall_ms.append((time.perf_counter() - wall_start) * 1e3)
     event_ms = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
-    return Measurement(events=stats(event_ms), wall=stats(wall_ms))
+    return Measurement(events=stats(event_ms), wall=stats(wall_ms), last_output=output)

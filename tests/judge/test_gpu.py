@@ -3,8 +3,10 @@ machine with ``pytest -m gpu``."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -30,7 +32,9 @@ SOFTMAX = get_bundled_task("softmax")
 def gpu_judge(loop_thread, tmp_path_factory):
     from adaexplore_mcp.config import JudgeSettings
 
-    home = tmp_path_factory.mktemp("gpu-home")
+    # ADAEXPLORE_HOME lets a GPU session share compiled baselines with the benchmarks
+    shared = os.environ.get("ADAEXPLORE_HOME")
+    home = Path(shared) if shared else tmp_path_factory.mktemp("gpu-home")
     store = Store(home / "db.sqlite3")
     judge = LocalJudge(JudgeSettings(device="cuda:0", timeout_s=600), home=home, store=store)
     loop_thread.run(judge.start())
@@ -68,3 +72,18 @@ def test_illegal_memory_access_is_a_runtime_error_and_the_pool_survives(gpu_judg
     assert result.status is Status.RUNTIME_ERROR, result.message
     assert "illegal memory access" in result.message.lower() or result.error.signal
     assert judge.evaluate(SOFTMAX, softmax_solution()).status is Status.CORRECT
+
+
+def test_a_kernel_that_cheats_only_while_timed_is_rejected(gpu_judge):
+    judge, _ = gpu_judge
+    # right on every checked call (3 trials + 2 odd shapes), then skips the work
+    code = softmax_solution() + (
+        "\n\n_real_forward = ModelNew.forward\n\n\n"
+        "def _lazy_forward(self, x):\n"
+        "    self.calls = getattr(self, 'calls', 0) + 1\n"
+        "    return _real_forward(self, x) if self.calls <= 5 else torch.empty_like(x)\n\n\n"
+        "ModelNew.forward = _lazy_forward\n"
+    )
+    result = judge.evaluate(SOFTMAX, code)
+    assert result.status is Status.REJECTED, result.message
+    assert [flag.check for flag in result.integrity] == ["timed_output"]
