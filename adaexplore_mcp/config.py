@@ -42,11 +42,8 @@ class TimingSettings(BaseModel):
     l2_flush_factor: float = Field(
         default=2.0, ge=1.0, description="The L2 flush buffer is this many times the L2 size."
     )
-    launch_allowance_us: float = Field(
-        default=100.0,
-        ge=0,
-        description="The GPU spins this long before each timed call, so the host's launch "
-        "latency is not timed.",
+    wall_runs: int = Field(
+        default=20, ge=1, description="Calls also timed by the host clock, synchronized."
     )
 
 

@@ -41,7 +41,7 @@ from adaexplore_mcp.judge.result import (
     Status,
     kernel_hash,
 )
-from adaexplore_mcp.judge.timing import L2Flusher, Measurement, measure
+from adaexplore_mcp.judge.timing import L2Flusher, measure
 from adaexplore_mcp.tasks import ShapeVariant
 
 
@@ -66,6 +66,7 @@ class Evaluation:
         job.seed = 0
         self._check_started: float | None = None
         self._compile_while_checking = 0.0
+        self._main_output_specs: list[tuple[Any, Any]] = []
         self.comparison = Comparison()
         self.correctness = Correctness()
         self.phases = PhaseTimes()
@@ -103,6 +104,7 @@ class Evaluation:
         try:
             module = load_module(path, "adaexplore_kernel")
         except BaseException as exc:
+            self.phases.compile_s = time.perf_counter() - started
             self._fail(exc, Phase.COMPILING, loading=True)
         candidate_cls = getattr(module, "ModelNew", None)
         if not isinstance(candidate_cls, type):
@@ -129,6 +131,8 @@ class Evaluation:
                 (o.shape, o.dtype) for o in as_outputs(probe) if isinstance(o, torch.Tensor)
             ]
             del probe
+            if position == 0:
+                self._main_output_specs = output_specs
             trials = self.job.trials if position == 0 else self.job.odd_trials
             for trial in range(trials):
                 self._trial(
@@ -198,6 +202,8 @@ class Evaluation:
                 output = candidate(*args)
             synchronize(self.device)
         except BaseException as exc:
+            if first or new_shape:  # a failed compile is still compile time
+                self.phases.compile_s += time.perf_counter() - started
             self._fail(exc, phase, loading=False)
         elapsed = time.perf_counter() - started
         self.calls += 1
@@ -214,12 +220,12 @@ class Evaluation:
 
     def _time(self, runtime: TaskRuntime, reference: Any, candidate: Any):
         variant = self.task.main_variant("cuda")
+        started = time.perf_counter()
         with self.shared():
             inputs = runtime.inputs(variant, timing_seed(self.task))
             pristine = clone_args(inputs)
         with self.exclusive():
             self.channel.phase(Phase.TIMING)
-            started = time.perf_counter()
             flush = L2Flusher(self.device, self.job.timing)
 
             def call() -> Any:
@@ -232,29 +238,47 @@ class Evaluation:
                 self._fail(exc, Phase.TIMING, loading=False)
             self.phases.timing_s = time.perf_counter() - started
             self.kernel_s += measured.events.median_ms * measured.events.n / 1e3
+        check_started = time.perf_counter()
         with self.shared():
-            self._check_timed_output(runtime, reference, variant, pristine, inputs, measured)
+            self._check_after_timing(
+                runtime,
+                models=(reference, candidate),
+                variant=variant,
+                pristine=pristine,
+                inputs=inputs,
+            )
+        self.phases.check_s += time.perf_counter() - check_started
         return measured.events
 
-    def _check_timed_output(
+    def _check_after_timing(
         self,
         runtime: TaskRuntime,
-        reference: Any,
+        *,
+        models: tuple[Any, Any],
         variant: ShapeVariant,
         pristine: list[Any],
         inputs: list[Any],
-        measured: Measurement,
     ) -> None:
-        """What was timed must be what was checked: the inputs are unchanged and the last timed
-        call's output is right."""
+        """What was timed must be what was checked. The timed calls left their inputs alone;
+        then fresh values are written into the same input buffers and the kernel runs once
+        more, into poisoned memory: a kernel that skipped work once the checks were over, or
+        that caches results by buffer, gives a wrong answer here."""
+        reference, candidate = models
         if any(
             isinstance(a, torch.Tensor) and not same_bits(a, b)
             for a, b in zip(pristine, inputs, strict=True)
         ):
             self._reject("timed_output", "the kernel modified its inputs during the timed calls")
-        expected = runtime.run_reference(reference, pristine)
+        fresh = runtime.inputs(variant, self._rng.getrandbits(62))
+        for buffer, value in zip(inputs, fresh, strict=True):
+            if isinstance(buffer, torch.Tensor):
+                buffer.copy_(value)
+        del fresh, pristine
+        _poison(self._main_output_specs, self.device)
+        actual = self._call_candidate(candidate, inputs, new_shape=False)
+        expected = runtime.run_reference(reference, clone_args(inputs))
         mismatch = Comparison().compare(
-            measured.last_output,
+            actual,
             expected,
             tolerances=self.job.tolerances,
             override=self.task.tolerance,
@@ -264,8 +288,8 @@ class Evaluation:
         if mismatch is not None:
             self._reject(
                 "timed_output",
-                f"the output of the timed calls is wrong ({mismatch.kind}) although the checked "
-                "calls were right; a kernel must compute the same result on every call",
+                f"after the timed calls, fresh inputs in the same buffers gave a wrong result "
+                f"({mismatch.kind}); a kernel must compute its result on every call",
             )
 
     # -- verdicts ----------------------------------------------------------------------------

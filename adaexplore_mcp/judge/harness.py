@@ -5,6 +5,7 @@ their models and inputs for each shape variant. The jobs themselves live in ``ev
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import sys
@@ -34,6 +35,9 @@ class Channel:
         write_frame(self.fd, PhaseMessage(phase=phase))
 
     def report(self, kind: str, body: BaseModel | dict) -> None:
+        for stream in (sys.stdout, sys.stderr):  # the output tail is read once this arrives
+            with contextlib.suppress(Exception):
+                stream.flush()
         payload = body.model_dump(mode="json") if isinstance(body, BaseModel) else body
         write_frame(self.fd, ReportMessage(report={"kind": kind, "body": payload}))
 

@@ -14,7 +14,6 @@ import ctypes
 import os
 import resource
 import signal
-import time
 
 OUTPUT_FILE = "output.log"
 RESULT_FD = 3
@@ -121,22 +120,16 @@ def kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def kill_orphans(timeout_s: float = 5.0) -> int:
-    """Kill and reap every remaining child of this (subreaper) process. Returns how many."""
-    killed: set[int] = set()
-    deadline = time.monotonic() + timeout_s
-    while True:
-        reap_children()
-        children = _children_of(os.getpid())
-        if not children or time.monotonic() > deadline:
-            return len(killed)
-        for pid in children:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed.add(pid)
-            except ProcessLookupError:
-                continue
-        time.sleep(0.005)
+def kill_children() -> int:
+    """SIGKILL every child of this (subreaper) process and reap those already gone, without
+    waiting. Returns how many children are left (exiting)."""
+    reap_children()
+    children = _children_of(os.getpid())
+    for pid in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    reap_children()
+    return len(_children_of(os.getpid()))
 
 
 def reap_children() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import select
 import selectors
 import shutil
 import signal
@@ -53,6 +54,13 @@ class Worker:
         import torch
         import triton
 
+        # the child-side harness too, so every forked child starts with it loaded
+        import adaexplore_mcp.judge.baseline_job
+        import adaexplore_mcp.judge.evaluation
+        import adaexplore_mcp.judge.lint  # noqa: F401
+
+        _warm_triton(torch)
+
         write_frame(
             self.events_fd,
             ReadyMessage(
@@ -64,7 +72,7 @@ class Worker:
             ),
         )
         while True:
-            raw = read_frame(self.control_fd)
+            raw = self._next_message()
             if raw is None:
                 return
             message = to_worker.validate_json(raw)
@@ -77,6 +85,16 @@ class Worker:
                     return
                 write_frame(self.events_fd, DoneMessage(id=message.id, outcome=outcome))
             # a CancelMessage for a job that already ended needs no answer
+
+    def _next_message(self) -> bytes | None:
+        """The next frame from the pool. While children of earlier jobs are still exiting (a
+        CUDA context takes a while to tear down), they are killed and reaped in the meantime,
+        so a result never waits for its child's exit."""
+        while sandbox.kill_children():
+            readable, _, _ = select.select([self.control_fd], [], [], 0.01)
+            if readable:
+                break
+        return read_frame(self.control_fd)
 
     def run_job(self, job: JobMessage) -> ChildOutcome:
         workdir = tempfile.mkdtemp(prefix="adaexplore-eval-")
@@ -94,7 +112,7 @@ class Worker:
         finally:
             os.close(read_end)
             sandbox.kill_group(pid)
-            sandbox.kill_orphans()
+            sandbox.kill_children()
             shutil.rmtree(workdir, ignore_errors=True)
 
     def _child_main(self, job: JobMessage, workdir: str, result_fd: int) -> None:
@@ -187,7 +205,7 @@ class Worker:
                                 )
                                 write_frame(self.events_fd, relayed)
                             elif isinstance(message, ReportMessage):
-                                report = message.report
+                                report, end = message.report, "reported"
                 if end is not None:
                     break
         except _Shutdown:
@@ -196,7 +214,7 @@ class Worker:
         finally:
             selector.close()
 
-        if status is None:
+        if status is None and end != "reported":  # its exit status tells how it died
             sandbox.kill_group(pid)
             status = self._wait_child(pid, time.monotonic() + 10)
         elapsed = time.monotonic() - started
@@ -229,6 +247,21 @@ class Worker:
             if time.monotonic() >= deadline:
                 return None
             time.sleep(0.002)
+
+
+def _warm_triton(torch) -> None:
+    """Hash Triton's own sources once here (its compile cache key; ~0.5 s that every child
+    would otherwise spend before its first compile). Pure Python: no thread, no CUDA. (Building
+    Triton's CUDA driver module here was tried on an H200: it left the worker with extra
+    threads, and forked children then failed to start.)"""
+    try:
+        from triton.runtime.cache import triton_key
+
+        triton_key()
+    except Exception:
+        traceback.print_exc()
+    if torch.cuda.is_initialized():
+        raise RuntimeError("the worker initialized CUDA; its forked children could not use it")
 
 
 def main(argv: list[str] | None = None) -> None:
