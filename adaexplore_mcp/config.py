@@ -35,15 +35,18 @@ class TimingSettings(BaseModel):
 
     warmup_ms: float = Field(default=100.0, gt=0, description="Warm-up time before measuring.")
     target_ms: float = Field(
-        default=300.0, gt=0, description="Kernel time to accumulate over the measured runs."
+        default=200.0, gt=0, description="Kernel time to accumulate over the measured runs."
     )
-    min_runs: int = Field(default=50, ge=5)
-    max_runs: int = Field(default=1000, ge=5)
+    min_runs: int = Field(default=30, ge=5)
+    max_runs: int = Field(default=400, ge=5)
     l2_flush_factor: float = Field(
         default=2.0, ge=1.0, description="The L2 flush buffer is this many times the L2 size."
     )
-    wall_runs: int = Field(
-        default=20, ge=1, description="Calls also timed by the host clock, synchronized."
+    launch_allowance_us: float = Field(
+        default=100.0,
+        ge=0,
+        description="The GPU spins this long before each timed call while the host enqueues "
+        "it, so the host's launch latency and its jitter are not timed.",
     )
 
 

@@ -15,7 +15,7 @@ from adaexplore_mcp.tasks import Task
 log = logging.getLogger(__name__)
 
 # Bump when the timing method changes, so old baselines are not compared with new timings.
-TIMING_METHOD = "events-l2flush-queued-v3"
+TIMING_METHOD = "events-l2flush-spin-v4"
 
 
 class Baseline(BaseModel):

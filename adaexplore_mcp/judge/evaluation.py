@@ -176,7 +176,7 @@ class Evaluation:
                     kind="input_modified",
                 )
                 self._incorrect(mismatch)
-        expected = runtime.run_reference(reference, clone_args(inputs))
+        expected = runtime.run_reference(reference, inputs)
         mismatch = self.comparison.compare(
             actual,
             expected,
@@ -237,7 +237,7 @@ class Evaluation:
             except BaseException as exc:
                 self._fail(exc, Phase.TIMING, loading=False)
             self.phases.timing_s = time.perf_counter() - started
-            self.kernel_s += measured.events.median_ms * measured.events.n / 1e3
+            self.kernel_s += measured.warmup_s + measured.events.median_ms * measured.events.n / 1e3
         check_started = time.perf_counter()
         with self.shared():
             self._check_after_timing(

@@ -1,10 +1,11 @@
 """Timing a callable on a GPU with CUDA events. Runs inside the sandboxed child.
 
-The timed calls are queued back to back, each as: flush the L2 cache (write a buffer larger
-than it), start event, the call, end event; the device is synchronized once at the end. The
-host enqueues ahead of the GPU, so its launch latency and jitter stay out of the events unless
-the call's host work is longer than its GPU work (then the gaps are real cost and are timed).
-A few calls are also timed by the host clock with the device synchronized around each: work the
+Each timed call: the device is synchronized; the L2 cache is flushed by writing a buffer larger
+than it; the GPU spins for ``launch_allowance_us`` while the host enqueues the call; then start
+event, the call, end event, and the device is synchronized again. The spin keeps the host's
+launch latency, and its jitter, out of the events, so they measure the GPU work of the call
+(host work longer than the allowance still shows up as idle GPU time). The wall-clock time of
+each call (host, from before the flush to after the final synchronize) is kept too: work the
 call hides on another stream or thread shows up there and not in the events.
 """
 
@@ -26,6 +27,7 @@ from adaexplore_mcp.judge.result import RuntimeStats
 class Measurement:
     events: RuntimeStats
     wall: RuntimeStats
+    warmup_s: float = 0.0  # spent running the call during warm-up
 
 
 def stats(samples_ms: list[float]) -> RuntimeStats:
@@ -40,16 +42,36 @@ def stats(samples_ms: list[float]) -> RuntimeStats:
 
 
 class L2Flusher:
-    """Empties the L2 cache by writing a buffer larger than it."""
+    """Empties the L2 cache, then keeps the GPU busy for the launch allowance."""
 
     def __init__(self, device: torch.device, settings: TimingSettings) -> None:
         props = torch.cuda.get_device_properties(device)
         l2_bytes = getattr(props, "L2_cache_size", 0) or 64 * 1024 * 1024
         size = int(l2_bytes * settings.l2_flush_factor) // 4
         self.buffer = torch.empty(size, dtype=torch.int32, device=device)
+        self.spin_cycles = _cycles_for(settings.launch_allowance_us)
 
     def __call__(self) -> None:
         self.buffer.zero_()
+        if self.spin_cycles:
+            torch.cuda._sleep(self.spin_cycles)
+
+
+def _cycles_for(microseconds: float) -> int:
+    """GPU clock cycles that ``torch.cuda._sleep`` needs to spin for ``microseconds``."""
+    if microseconds <= 0 or not hasattr(torch.cuda, "_sleep"):
+        return 0
+    probe_cycles = 1_000_000
+    torch.cuda._sleep(probe_cycles)  # warm the kernel and the clocks
+    best_ms = math.inf
+    for _ in range(3):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(probe_cycles)
+        end.record()
+        end.synchronize()
+        best_ms = min(best_ms, start.elapsed_time(end))
+    return int(probe_cycles * microseconds / (best_ms * 1e3))
 
 
 def measure(fn: Callable[[], object], settings: TimingSettings, flush: L2Flusher) -> Measurement:
@@ -63,27 +85,22 @@ def measure(fn: Callable[[], object], settings: TimingSettings, flush: L2Flusher
         warm_runs += 1
         if warm_runs >= settings.max_runs:
             break
-    estimate_ms = (time.perf_counter() - warm_start) * 1e3 / warm_runs
+    warmup_s = time.perf_counter() - warm_start
+    estimate_ms = warmup_s * 1e3 / warm_runs
     runs = math.ceil(settings.target_ms / max(estimate_ms, 1e-3))
     runs = max(settings.min_runs, min(settings.max_runs, runs))
 
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
-    torch.cuda.synchronize()
+    wall_ms = []
     for start, end in zip(starts, ends, strict=True):
+        torch.cuda.synchronize()
+        wall_start = time.perf_counter()
         flush()
         start.record()
         fn()
         end.record()
-    torch.cuda.synchronize()
-    event_ms = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
-
-    wall_ms = []
-    for _ in range(min(runs, settings.wall_runs)):
-        flush()
-        torch.cuda.synchronize()
-        wall_start = time.perf_counter()
-        fn()
         torch.cuda.synchronize()
         wall_ms.append((time.perf_counter() - wall_start) * 1e3)
-    return Measurement(events=stats(event_ms), wall=stats(wall_ms))
+    event_ms = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
+    return Measurement(events=stats(event_ms), wall=stats(wall_ms), warmup_s=warmup_s)
