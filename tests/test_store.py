@@ -23,24 +23,9 @@ def _writer(path: str, worker: int) -> None:
 def test_baselines_round_trip_and_replace(tmp_path):
     store = Store(tmp_path / "db.sqlite3")
     assert store.get_baseline("k") is None
-    store.put_baseline(
-        key="k",
-        task_name="t",
-        task_hash="h",
-        device_name="H100",
-        torch="2",
-        triton="3",
-        record={"a": 1},
-    )
-    store.put_baseline(
-        key="k",
-        task_name="t",
-        task_hash="h",
-        device_name="H100",
-        torch="2",
-        triton="3",
-        record={"a": 2},
-    )
+    row = {"key": "k", "task_name": "t", "task_hash": "h", "device_name": "H100"}
+    store.put_baseline(**row, torch="2", triton="3", record={"a": 1})
+    store.put_baseline(**row, torch="2", triton="3", record={"a": 2})
     assert store.get_baseline("k").record == {"a": 2}
     assert len(store.list_baselines()) == 1
     # a second Store on the same file sees it and does not re-run migrations

@@ -38,7 +38,6 @@ def run_baseline(job: ChildJob, channel: Channel) -> BaselineReport:
     shared, exclusive = gpu_lock(job)
     rng = random.Random(job.seed)
     variant = job.task.main_variant("cuda")
-    flush = None
 
     channel.phase(Phase.COMPILING)
     with shared():
@@ -48,14 +47,16 @@ def run_baseline(job: ChildJob, channel: Channel) -> BaselineReport:
         runtime.run_reference(model, inputs)
         flush = L2Flusher(device, job.timing)
 
-    def eager() -> None:
-        with torch.no_grad():
-            model(*inputs)
+    def timed(module: torch.nn.Module) -> RuntimeStats:
+        def call() -> None:
+            with torch.no_grad():
+                module(*inputs)
 
-    channel.phase(Phase.TIMING)
-    with exclusive():
-        eager_stats = measure(eager, job.timing, flush).events
+        channel.phase(Phase.TIMING)
+        with exclusive():
+            return measure(call, job.timing, flush).events
 
+    eager_stats = timed(model)
     compiled_stats = compile_error = compile_s = None
     channel.phase(Phase.COMPILING)
     with shared():
@@ -69,14 +70,7 @@ def run_baseline(job: ChildJob, channel: Channel) -> BaselineReport:
         except Exception as exc:
             compile_error = f"{type(exc).__name__}: {str(exc)[:500]}"
     if compile_error is None:
-
-        def compiled() -> None:
-            with torch.no_grad():
-                compiled_model(*inputs)
-
-        channel.phase(Phase.TIMING)
-        with exclusive():
-            compiled_stats = measure(compiled, job.timing, flush).events
+        compiled_stats = timed(compiled_model)
 
     return BaselineReport(
         eager=eager_stats,
