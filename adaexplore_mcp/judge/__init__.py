@@ -4,8 +4,9 @@ Candidate code never runs in the calling process; importing this package does no
 """
 
 from adaexplore_mcp.judge.baselines import Baseline
+from adaexplore_mcp.judge.lane import JudgeUnavailable, QueueFull
 from adaexplore_mcp.judge.outcomes import JudgeError
-from adaexplore_mcp.judge.pool import JudgeUnavailable, LocalJudge, ProgressCallback, QueueFull
+from adaexplore_mcp.judge.pool import LocalJudge, ProgressCallback
 from adaexplore_mcp.judge.result import (
     Correctness,
     Environment,

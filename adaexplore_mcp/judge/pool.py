@@ -11,7 +11,6 @@ short-lived child, never in this process.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import re
@@ -19,7 +18,6 @@ import secrets
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import adaexplore_mcp
@@ -32,13 +30,13 @@ from adaexplore_mcp.judge.devices import (
     nvidia_driver_present,
     parse_device_spec,
 )
+from adaexplore_mcp.judge.lane import JudgeUnavailable, Lane, Pending
 from adaexplore_mcp.judge.outcomes import JudgeError, eval_result, report_body
 from adaexplore_mcp.judge.protocol import (
     ChildJob,
     ChildOutcome,
     JobMessage,
     PhaseMessage,
-    ReadyMessage,
 )
 from adaexplore_mcp.judge.result import EvalResult, LintReport, Phase
 from adaexplore_mcp.judge.static_checks import precheck
@@ -49,151 +47,13 @@ from adaexplore_mcp.tasks import Task, TaskError
 log = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[Phase, float], None]
-_WATCHDOG_SLACK_S = 60.0
-
-
-class JudgeUnavailable(JudgeError):
-    """No worker could be started, or no device matches the request."""
-
-
-class QueueFull(JudgeError):
-    """The device's queue is at its limit; retry later."""
-
-
-@dataclass
-class _Pending:
-    message: JobMessage
-    future: asyncio.Future[ChildOutcome]
-    on_phase: Callable[[PhaseMessage], None] | None
-    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
-    enqueued: float = field(default_factory=time.monotonic)
-    started: float | None = None
-
-
-class _Lane:
-    """One device: its bounded queue and its workers."""
-
-    def __init__(
-        self,
-        device: str,
-        env: dict[str, str],
-        settings: JudgeSettings,
-        gpu: GpuInfo | None,
-        lock: str | None,
-    ) -> None:
-        self.device = device
-        self.env = env
-        self.gpu = gpu
-        self.lock = lock
-        self.reuse = settings.reuse_workers
-        default_workers = 2 if gpu is None else 4
-        self.size = settings.workers_per_device or default_workers
-        self.queue: asyncio.Queue[_Pending] = asyncio.Queue(maxsize=settings.max_queue)
-        self.busy = 0
-        self.handles: list[WorkerHandle | None] = [None] * self.size
-        self.ready: ReadyMessage | None = None
-        self._consumers: list[asyncio.Task] = []
-
-    @property
-    def load(self) -> int:
-        return self.queue.qsize() + self.busy
-
-    @property
-    def device_name(self) -> str:
-        return self.gpu.name if self.gpu else "cpu"
-
-    async def start(self) -> None:
-        if self.reuse:
-            await asyncio.gather(*(self._ensure_worker(i) for i in range(self.size)))
-        self._consumers = [asyncio.create_task(self._consume(i)) for i in range(self.size)]
-
-    async def _ensure_worker(self, index: int) -> WorkerHandle:
-        handle = self.handles[index]
-        if handle is not None and handle.alive:
-            return handle
-        handle = WorkerHandle(f"{self.device}#{index}", self.env)
-        try:
-            self.ready = await handle.start()
-        except WorkerDied as exc:
-            raise JudgeUnavailable(str(exc)) from exc
-        self.handles[index] = handle
-        return handle
-
-    def submit(self, pending: _Pending) -> None:
-        try:
-            self.queue.put_nowait(pending)
-        except asyncio.QueueFull:
-            raise QueueFull(
-                f"the queue for {self.device} holds {self.queue.maxsize} evaluations already; "
-                "retry when some have finished"
-            ) from None
-
-    async def _consume(self, index: int) -> None:
-        while True:
-            pending = await self.queue.get()
-            if pending.future.done():  # cancelled while it waited
-                continue
-            self.busy += 1
-            try:
-                outcome = await self._run(index, pending)
-                if not pending.future.done():
-                    pending.future.set_result(outcome)
-            except Exception as exc:
-                if not pending.future.done():
-                    pending.future.set_exception(exc)
-            finally:
-                self.busy -= 1
-
-    async def _run(self, index: int, pending: _Pending) -> ChildOutcome:
-        pending.started = time.monotonic()
-        for attempt in (1, 2):
-            spawn_started = time.monotonic()
-            handle = await self._ensure_worker(index)
-            # a worker started for this job (fresh-process mode, or after a crash) is part of it
-            spawn_s = time.monotonic() - spawn_started
-            limit = pending.message.timeout_s + _WATCHDOG_SLACK_S
-            try:
-                outcome = await asyncio.wait_for(
-                    handle.run(pending.message, pending.on_phase, pending.cancelled), limit
-                )
-                outcome.startup_s += spawn_s
-                outcome.elapsed_s += spawn_s
-                return outcome
-            except (WorkerDied, TimeoutError) as exc:
-                log.warning("worker %s lost during a job (%s); restarting it", handle.name, exc)
-                await handle.stop(grace_s=0.5)
-                self.handles[index] = None
-                if attempt == 2:
-                    return ChildOutcome(
-                        end="crashed",
-                        note="The kernel killed the judge's worker process, twice (it may only "
-                        "touch its own process)",
-                    )
-            finally:
-                if not self.reuse and self.handles[index] is not None:
-                    await handle.stop()
-                    self.handles[index] = None
-        raise AssertionError("unreachable")
-
-    async def close(self) -> None:
-        for task in self._consumers:
-            task.cancel()
-        for task in self._consumers:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        while not self.queue.empty():
-            pending = self.queue.get_nowait()
-            if not pending.future.done():
-                pending.future.set_exception(JudgeUnavailable("the judge shut down"))
-        await asyncio.gather(*(h.stop() for h in self.handles if h is not None))
-        self.handles = [None] * self.size
 
 
 class LocalJudge:
     def __init__(self, settings: JudgeSettings, *, home: Path, store: Store | None = None) -> None:
         self.settings = settings
         self.home = Path(home)
-        self._lanes: list[_Lane] = []
+        self._lanes: list[Lane] = []
         self._baselines = BaselineCache(store)
         self.probe: ProbeReport | None = None
 
@@ -210,7 +70,7 @@ class LocalJudge:
 
     async def start(self) -> None:
         spec = parse_device_spec(self.settings.device)
-        lanes: list[_Lane] = []
+        lanes: list[Lane] = []
         probe_needed = spec.kind == "cuda" or (spec.kind == "auto" and nvidia_driver_present())
         if probe_needed:
             self.probe = await self._probe()
@@ -224,7 +84,7 @@ class LocalJudge:
                 )
             lanes = [self._gpu_lane(gpu) for gpu in gpus]
         if not lanes:
-            lanes = [_Lane("cpu", self._worker_env(cpu=True), self.settings, None, None)]
+            lanes = [Lane("cpu", self._worker_env(cpu=True), self.settings, None, None)]
         try:
             await asyncio.gather(*(lane.start() for lane in lanes))
         except BaseException:
@@ -232,14 +92,14 @@ class LocalJudge:
             raise
         self._lanes = lanes
 
-    def _gpu_lane(self, gpu: GpuInfo) -> _Lane:
+    def _gpu_lane(self, gpu: GpuInfo) -> Lane:
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         physical = visible.split(",")[gpu.index].strip() if visible else str(gpu.index)
         env = self._worker_env(cpu=False, visible=physical)
         locks = self.home / "locks"
         locks.mkdir(parents=True, exist_ok=True)
         lock = str(locks / ("gpu-" + re.sub(r"[^A-Za-z0-9_-]", "_", gpu.uuid)))
-        return _Lane(f"cuda:{gpu.index}", env, self.settings, gpu, lock)
+        return Lane(f"cuda:{gpu.index}", env, self.settings, gpu, lock)
 
     def _worker_env(self, *, cpu: bool, visible: str | None = None) -> dict[str, str]:
         package_parent = str(Path(adaexplore_mcp.__file__).resolve().parent.parent)
@@ -271,7 +131,7 @@ class LocalJudge:
             await handle.stop()
         return ProbeReport.model_validate(report_body(outcome, "probe", None))
 
-    def _lane(self, device: str | None) -> _Lane:
+    def _lane(self, device: str | None) -> Lane:
         if not self._lanes:
             raise JudgeUnavailable("the judge is not started (use `async with LocalJudge(...)`)")
         if device is None:
@@ -283,7 +143,7 @@ class LocalJudge:
             f"this judge has no device {device!r}; it has {', '.join(self.devices)}"
         )
 
-    def _job(self, kind: str, lane: _Lane, task: Task, code: str | None = None) -> ChildJob:
+    def _job(self, kind: str, lane: Lane, task: Task, code: str | None = None) -> ChildJob:
         return ChildJob(
             kind=kind,  # type: ignore[arg-type]
             task=task,
@@ -300,7 +160,7 @@ class LocalJudge:
         )
 
     async def _submit(
-        self, lane: _Lane, child: ChildJob, timeout_s: float, on_progress: ProgressCallback | None
+        self, lane: Lane, child: ChildJob, timeout_s: float, on_progress: ProgressCallback | None
     ) -> tuple[ChildOutcome, float]:
         loop = asyncio.get_running_loop()
         started = time.monotonic()
@@ -309,7 +169,7 @@ class LocalJudge:
             if on_progress is not None:
                 on_progress(message.phase, time.monotonic() - started)
 
-        pending = _Pending(
+        pending = Pending(
             message=JobMessage(id=uuid.uuid4().hex, timeout_s=timeout_s, child=child),
             future=loop.create_future(),
             on_phase=relay,
@@ -347,7 +207,7 @@ class LocalJudge:
             await self._add_speedups(result, task, lane)
         return result
 
-    async def _add_speedups(self, result: EvalResult, task: Task, lane: _Lane) -> None:
+    async def _add_speedups(self, result: EvalResult, task: Task, lane: Lane) -> None:
         try:
             baseline = await self.baseline(task, device=lane.device)
         except JudgeError as exc:
