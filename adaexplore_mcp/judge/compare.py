@@ -36,22 +36,16 @@ def tolerance_for(
 
 
 class Comparison:
-    """The running maxima over every comparison that passed."""
+    """Compares outputs with one tolerance policy (per-dtype ``tolerances``, or the task's
+    ``override``) and keeps the running maxima over every comparison that passed."""
 
-    def __init__(self) -> None:
+    def __init__(self, tolerances: dict[str, Tolerance], override: Tolerance | None) -> None:
+        self.tolerances = tolerances
+        self.override = override
         self.max_abs_error = 0.0
         self.max_rel_error = 0.0
 
-    def compare(
-        self,
-        actual: Any,
-        expected: Any,
-        *,
-        tolerances: dict[str, Tolerance],
-        override: Tolerance | None,
-        variant: str,
-        trial: int,
-    ) -> Mismatch | None:
+    def compare(self, actual: Any, expected: Any, *, variant: str, trial: int) -> Mismatch | None:
         """None when every output matches; otherwise the first mismatch, fully described."""
         got, want = as_outputs(actual), as_outputs(expected)
         base = {"variant": variant, "trial": trial}
@@ -65,21 +59,12 @@ class Comparison:
                 expected_value=float(len(want)),
             )
         for index, (a, e) in enumerate(zip(got, want, strict=True)):
-            mismatch = self._compare_one(
-                a, e, tolerances, override, {**base, "output_index": index}
-            )
+            mismatch = self._compare_one(a, e, {**base, "output_index": index})
             if mismatch is not None:
                 return mismatch
         return None
 
-    def _compare_one(
-        self,
-        actual: Any,
-        expected: torch.Tensor,
-        tolerances: dict[str, Tolerance],
-        override: Tolerance | None,
-        base: dict[str, Any],
-    ) -> Mismatch | None:
+    def _compare_one(self, actual: Any, expected: Any, base: dict[str, Any]) -> Mismatch | None:
         if not isinstance(expected, torch.Tensor):
             expected = torch.as_tensor(expected)
         shape = list(expected.shape)
@@ -104,7 +89,7 @@ class Comparison:
             return Mismatch(**base, **info, kind="dtype")
         if actual.device != expected.device:
             actual = actual.to(expected.device)
-        tol = tolerance_for(expected.dtype, tolerances, override)
+        tol = tolerance_for(expected.dtype, self.tolerances, self.override)
         info |= {"atol": tol.atol, "rtol": tol.rtol}
         if expected.numel() == 0:
             return None
@@ -178,3 +163,11 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
             torch.equal(torch.nan_to_num(a, nan=0.0), torch.nan_to_num(b, nan=0.0))
         )
     return bool(torch.equal(a, b))
+
+
+def first_modified(before: list[Any], after: list[Any]) -> int | None:
+    """The index of the first tensor argument that ``after`` no longer holds as in ``before``."""
+    for index, (old, new) in enumerate(zip(before, after, strict=True)):
+        if isinstance(old, torch.Tensor) and not same_bits(old, new):
+            return index
+    return None

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from adaexplore_mcp.judge import messages
-from adaexplore_mcp.judge.compare import Comparison, as_outputs, same_bits
+from adaexplore_mcp.judge.compare import Comparison, as_outputs, first_modified
 from adaexplore_mcp.judge.errors import KERNEL_FILE, classify, describe
 from adaexplore_mcp.judge.harness import (
     Channel,
@@ -67,7 +67,7 @@ class Evaluation:
         self._check_started: float | None = None
         self._compile_while_checking = 0.0
         self._main_output_specs: list[tuple[Any, Any]] = []
-        self.comparison = Comparison()
+        self.comparison = Comparison(job.tolerances, job.task.tolerance)
         self.correctness = Correctness()
         self.phases = PhaseTimes()
         self.kernel_s = 0.0
@@ -167,23 +167,18 @@ class Evaluation:
         _poison(output_specs, self.device)
         actual = self._call_candidate(candidate, candidate_inputs, new_shape=trial == 0)
         self.correctness.trials_run += 1
-        for index, (before, after) in enumerate(zip(inputs, candidate_inputs, strict=True)):
-            if isinstance(before, torch.Tensor) and not same_bits(before, after):
-                mismatch = Mismatch(
-                    variant=variant.describe(),
-                    trial=trial,
-                    output_index=index,
-                    kind="input_modified",
-                )
-                self._incorrect(mismatch)
+        modified = first_modified(inputs, candidate_inputs)
+        if modified is not None:
+            mismatch = Mismatch(
+                variant=variant.describe(),
+                trial=trial,
+                output_index=modified,
+                kind="input_modified",
+            )
+            self._incorrect(mismatch)
         expected = runtime.run_reference(reference, inputs)
         mismatch = self.comparison.compare(
-            actual,
-            expected,
-            tolerances=self.job.tolerances,
-            override=self.task.tolerance,
-            variant=variant.describe(),
-            trial=trial,
+            actual, expected, variant=variant.describe(), trial=trial
         )
         if mismatch is not None:
             self._incorrect(mismatch)
@@ -264,10 +259,7 @@ class Evaluation:
         more, into poisoned memory: a kernel that skipped work once the checks were over, or
         that caches results by buffer, gives a wrong answer here."""
         reference, candidate = models
-        if any(
-            isinstance(a, torch.Tensor) and not same_bits(a, b)
-            for a, b in zip(pristine, inputs, strict=True)
-        ):
+        if first_modified(pristine, inputs) is not None:
             self._reject("timed_output", "the kernel modified its inputs during the timed calls")
         fresh = runtime.inputs(variant, self._rng.getrandbits(62))
         for buffer, value in zip(inputs, fresh, strict=True):
@@ -277,13 +269,8 @@ class Evaluation:
         _poison(self._main_output_specs, self.device)
         actual = self._call_candidate(candidate, inputs, new_shape=False)
         expected = runtime.run_reference(reference, clone_args(inputs))
-        mismatch = Comparison().compare(
-            actual,
-            expected,
-            tolerances=self.job.tolerances,
-            override=self.task.tolerance,
-            variant=variant.describe(),
-            trial=-1,
+        mismatch = Comparison(self.job.tolerances, self.task.tolerance).compare(
+            actual, expected, variant=variant.describe(), trial=-1
         )
         if mismatch is not None:
             self._reject(

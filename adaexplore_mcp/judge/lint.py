@@ -12,7 +12,7 @@ import random
 
 import torch
 
-from adaexplore_mcp.judge.compare import Comparison, as_outputs, same_bits
+from adaexplore_mcp.judge.compare import Comparison, as_outputs, first_modified
 from adaexplore_mcp.judge.harness import Channel, TaskRuntime, clone_args, device_of
 from adaexplore_mcp.judge.protocol import ChildJob
 from adaexplore_mcp.judge.result import LintFinding, LintReport, Phase
@@ -52,9 +52,9 @@ def _lint_variant(
     inputs_b = runtime.inputs(variant, rng.getrandbits(62))
     pristine = clone_args(inputs_a)
     out_a = as_outputs(runtime.run_reference(model, inputs_a))
-    for index, (before, after) in enumerate(zip(pristine, inputs_a, strict=True)):
-        if isinstance(before, torch.Tensor) and not same_bits(before, after):
-            flag("mutates_inputs", f"the reference modifies input {index}", index)
+    modified = first_modified(pristine, inputs_a)
+    if modified is not None:
+        flag("mutates_inputs", f"the reference modifies input {modified}", modified)
     out_again = as_outputs(runtime.run_reference(model, clone_args(pristine)))
     out_b = as_outputs(runtime.run_reference(model, inputs_b))
 
@@ -67,13 +67,8 @@ def _lint_variant(
             continue
 
         def passes(candidate: torch.Tensor, expected: torch.Tensor = expected) -> bool:
-            verdict = Comparison().compare(
-                candidate,
-                expected,
-                tolerances=job.tolerances,
-                override=runtime.task.tolerance,
-                variant=name,
-                trial=0,
+            verdict = Comparison(job.tolerances, runtime.task.tolerance).compare(
+                candidate, expected, variant=name, trial=0
             )
             return verdict is None
 

@@ -4,15 +4,13 @@ import pytest
 import torch
 
 from adaexplore_mcp.config import Tolerance
-from adaexplore_mcp.judge.compare import Comparison, same_bits
+from adaexplore_mcp.judge.compare import Comparison, first_modified, same_bits
 
 TOL = {"float32": Tolerance(atol=1e-4, rtol=1e-4), "float16": Tolerance(atol=1e-2, rtol=1e-2)}
 
 
 def compare(actual, expected, override=None):
-    return Comparison().compare(
-        actual, expected, tolerances=TOL, override=override, variant="v", trial=0
-    )
+    return Comparison(TOL, override).compare(actual, expected, variant="v", trial=0)
 
 
 def test_the_bound_is_atol_plus_rtol_times_expected():
@@ -70,15 +68,10 @@ def test_tensor_subclasses_are_not_tensors():
 
 
 def test_passed_comparisons_accumulate_the_maxima():
-    comparison = Comparison()
+    comparison = Comparison(TOL, None)
     expected = torch.ones(3)
     for error in (1e-5, 5e-5, 2e-5):
-        assert (
-            comparison.compare(
-                expected + error, expected, tolerances=TOL, override=None, variant="v", trial=0
-            )
-            is None
-        )
+        assert comparison.compare(expected + error, expected, variant="v", trial=0) is None
     assert comparison.max_abs_error == pytest.approx(5e-5, rel=1e-2)  # float32 rounding of 1 + 5e-5
 
 
@@ -88,3 +81,13 @@ def test_same_bits_treats_nan_as_equal_and_catches_any_change():
     b = a.clone()
     b[0] = 1.0000001
     assert not same_bits(a, b)
+
+
+def test_first_modified_names_the_first_changed_tensor_and_skips_non_tensors():
+    before = [torch.zeros(2), 3, torch.ones(2)]
+    after = [torch.zeros(2), 4, torch.tensor([1.0, 2.0])]
+    assert first_modified(before, after) == 2
+    assert (
+        first_modified(before, [t.clone() if isinstance(t, torch.Tensor) else t for t in before])
+        is None
+    )
