@@ -50,6 +50,61 @@ class TimingSettings(BaseModel):
     )
 
 
+class IntegritySettings(BaseModel):
+    """The checks that stop a kernel from faking a speedup (``docs/integrity.md``)."""
+
+    enabled: bool = Field(
+        default=True,
+        description="Run the runtime integrity checks. Turn off only to measure what they cost; "
+        "the static source checks always run.",
+    )
+    audited_timed_calls: int = Field(
+        default=3,
+        ge=1,
+        description="Timed calls, picked at random, whose outputs are checked afterwards against "
+        "the reference on the very inputs they were given.",
+    )
+    speed_of_light_fraction: float = Field(
+        default=0.7,
+        gt=0,
+        le=1,
+        description="A kernel faster than this fraction of the time needed to read the task's "
+        "inputs and parameters once at the GPU's measured bandwidth is rejected.",
+    )
+    hidden_work_us: float = Field(
+        default=20.0,
+        ge=0,
+        description="GPU work still running this long after forward's stream finished (side "
+        "streams) gets the kernel rejected, plus 10% of its own time.",
+    )
+
+
+class SandboxSettings(BaseModel):
+    """Operating-system limits on each candidate's child process."""
+
+    memory_limit_mb: int | None = Field(
+        default=16384,
+        ge=256,
+        description="Private writable memory a child may map (RLIMIT_DATA); None for no limit.",
+    )
+    cpu_time_factor: float = Field(
+        default=4.0,
+        ge=1,
+        description="CPU seconds a child may use, as a multiple of its wall-clock limit (threads "
+        "add up).",
+    )
+    max_processes: int = Field(
+        default=512,
+        ge=16,
+        description="Processes and threads the child may add to the user's count (RLIMIT_NPROC).",
+    )
+    isolate_network: bool = Field(
+        default=True,
+        description="Give each child an empty network namespace (needs unprivileged user "
+        "namespaces; otherwise socket use is refused by an audit hook).",
+    )
+
+
 class JudgeSettings(BaseModel):
     """The local judge: where kernels run, how hard they are checked, how long they may take."""
 
@@ -82,6 +137,8 @@ class JudgeSettings(BaseModel):
         "per evaluation, as the common reference harnesses do (used to benchmark the pool).",
     )
     timing: TimingSettings = Field(default_factory=TimingSettings)
+    integrity: IntegritySettings = Field(default_factory=IntegritySettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
 
     @field_validator("device")
     @classmethod
@@ -92,6 +149,29 @@ class JudgeSettings(BaseModel):
         return value
 
 
+class RemoteJudgeSettings(BaseModel):
+    """A judge service (``adaexplore-mcp judge serve``) used instead of the local pool."""
+
+    url: str | None = Field(
+        default=None, description="Base URL, e.g. http://gpu-box:8765; None for the local pool."
+    )
+    token: str | None = Field(default=None, description="Bearer token the service requires.")
+    connect_timeout_s: float = Field(default=10.0, gt=0)
+    retries: int = Field(
+        default=4, ge=0, description="Retries on connection errors and 503 (queue full)."
+    )
+    backoff_s: float = Field(default=1.0, gt=0, description="First retry delay; doubles.")
+
+
+class ServiceSettings(BaseModel):
+    """``adaexplore-mcp judge serve``."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+    token: str | None = Field(default=None, description="Required as a bearer token when set.")
+    max_body_mb: float = Field(default=4.0, gt=0)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ADAEXPLORE_", env_nested_delimiter="__")
 
@@ -100,6 +180,8 @@ class Settings(BaseSettings):
         description="Holds the database, runs and caches.",
     )
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    remote: RemoteJudgeSettings = Field(default_factory=RemoteJudgeSettings)
+    service: ServiceSettings = Field(default_factory=ServiceSettings)
 
     @property
     def database_path(self) -> Path:
