@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from adaexplore_mcp.config import JudgeSettings
+from adaexplore_mcp.config import IntegritySettings, JudgeSettings
 from adaexplore_mcp.judge import LocalJudge
 from adaexplore_mcp.store import Store
 
@@ -66,6 +66,17 @@ def judge_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def cpu_judge(loop_thread: LoopThread, judge_home: Path) -> Iterator[SyncJudge]:
     judge = LocalJudge(cpu_settings(), home=judge_home, store=Store(judge_home / "db.sqlite3"))
+    loop_thread.run(judge.start())
+    yield SyncJudge(loop_thread, judge)
+    loop_thread.run(judge.close())
+
+
+@pytest.fixture(scope="session")
+def unguarded_judge(loop_thread: LoopThread, judge_home: Path) -> Iterator[SyncJudge]:
+    """The runtime integrity checks off: for tests of what lies beneath them (the verdicts'
+    mechanics and the operating-system sandbox), with kernels that are plain torch."""
+    settings = cpu_settings(integrity=IntegritySettings(enabled=False))
+    judge = LocalJudge(settings, home=judge_home / "unguarded")
     loop_thread.run(judge.start())
     yield SyncJudge(loop_thread, judge)
     loop_thread.run(judge.close())

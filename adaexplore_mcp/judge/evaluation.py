@@ -9,6 +9,7 @@ candidate runs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import time
@@ -19,6 +20,7 @@ import torch
 from adaexplore_mcp.judge import messages
 from adaexplore_mcp.judge.compare import Comparison, as_outputs, first_modified
 from adaexplore_mcp.judge.errors import KERNEL_FILE, classify, describe
+from adaexplore_mcp.judge.guard import Guard, Violation
 from adaexplore_mcp.judge.harness import (
     Channel,
     TaskRuntime,
@@ -29,6 +31,12 @@ from adaexplore_mcp.judge.harness import (
     load_module,
     synchronize,
     timing_seed,
+)
+from adaexplore_mcp.judge.output_checks import (
+    EarlierResults,
+    Fingerprint,
+    aliases,
+    check_output_kinds,
 )
 from adaexplore_mcp.judge.protocol import ChildJob
 from adaexplore_mcp.judge.result import (
@@ -41,7 +49,18 @@ from adaexplore_mcp.judge.result import (
     Status,
     kernel_hash,
 )
-from adaexplore_mcp.judge.timing import L2Flusher, measure
+from adaexplore_mcp.judge.timed_checks import (
+    TimedAudit,
+    bytes_to_read,
+    check_side_streams,
+    check_speed_of_light,
+)
+from adaexplore_mcp.judge.timing import (
+    L2Flusher,
+    device_bandwidth,
+    measure,
+    work_after_return_ms,
+)
 from adaexplore_mcp.tasks import ShapeVariant
 
 
@@ -74,6 +93,12 @@ class Evaluation:
         self.calls = 0
         self.environment = environment(job)
         self.shared, self.exclusive = gpu_lock(job)
+        self.guard: Guard | None = None
+        if job.integrity.enabled:
+            self.guard = Guard(
+                kernel_path=os.path.abspath(KERNEL_FILE), workdir=os.getcwd(), device=self.device
+            )
+        self.earlier = EarlierResults(self.comparison)
 
     # -- the procedure -----------------------------------------------------------------------
 
@@ -87,6 +112,8 @@ class Evaluation:
                 runtime_stats = self._time(runtime, reference, candidate)
         except _Verdict as verdict:
             return verdict.result
+        except Violation as violation:
+            return self._rejection(violation)
         self.phases.kernel_s = self.kernel_s
         return self._result(
             Status.CORRECT,
@@ -101,11 +128,15 @@ class Evaluation:
         path = os.path.abspath(KERNEL_FILE)
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(self.job.code or "")
+        if self.guard is not None:
+            self.guard.install()
         try:
             module = load_module(path, "adaexplore_kernel")
         except BaseException as exc:
             self.phases.compile_s = time.perf_counter() - started
             self._fail(exc, Phase.COMPILING, loading=True)
+        if self.guard is not None:
+            self.guard.check("while the kernel's module was imported")
         candidate_cls = getattr(module, "ModelNew", None)
         if not isinstance(candidate_cls, type):
             raise _Verdict(
@@ -164,9 +195,16 @@ class Evaluation:
         reference, candidate = models
         inputs = runtime.inputs(variant, seed)
         candidate_inputs = clone_args(inputs)
+        fingerprint = Fingerprint(inputs) if self.guard is not None else None
         _poison(output_specs, self.device)
         actual = self._call_candidate(candidate, candidate_inputs, new_shape=trial == 0)
         self.correctness.trials_run += 1
+        if fingerprint is not None and not fingerprint.unchanged(inputs):
+            raise Violation(
+                "harness_tampering",
+                "the judge's own copy of the inputs changed while the kernel ran; a kernel "
+                "may only read the arguments it is given",
+            )
         modified = first_modified(inputs, candidate_inputs)
         if modified is not None:
             mismatch = Mismatch(
@@ -177,14 +215,37 @@ class Evaluation:
             )
             self._incorrect(mismatch)
         expected = runtime.run_reference(reference, inputs)
+        if self.guard is not None:
+            self._check_outputs(actual, expected, candidate_inputs, inputs)
         mismatch = self.comparison.compare(
             actual, expected, variant=variant.describe(), trial=trial
         )
         if mismatch is not None:
+            if self.guard is not None and self.earlier.reused(variant.name, actual):
+                raise Violation(
+                    "result_reuse",
+                    f"for input set {trial + 1} of {variant.describe()}, forward returned the "
+                    "result of the previous input set; caches keyed by pointer, shape or "
+                    "content are not allowed, compute on every call",
+                )
             self._incorrect(mismatch)
+        if self.guard is not None:
+            self.earlier.remember(variant.name, expected)
         self.correctness.trials_passed += 1
         self.correctness.max_abs_error = self.comparison.max_abs_error
         self.correctness.max_rel_error = self.comparison.max_rel_error
+
+    def _check_outputs(
+        self, actual: Any, expected: Any, candidate_inputs: list[Any], inputs: list[Any]
+    ) -> None:
+        check_output_kinds(actual, expected)
+        index = aliases(actual, candidate_inputs)
+        if index is not None and aliases(expected, inputs) is None:
+            raise Violation(
+                "output_aliases_input",
+                f"output {index} shares memory with an input; return a new tensor holding "
+                "the result",
+            )
 
     def _call_candidate(self, candidate: Any, args: list[Any], *, new_shape: bool) -> Any:
         """``new_shape``: the first call on a shape variant, where Triton may (re)compile its
@@ -192,11 +253,20 @@ class Evaluation:
         first = self.calls == 0
         phase = Phase.COMPILING if first else Phase.CHECKING
         started = time.perf_counter()
+        watch = (
+            self.guard.call(record_ops=not (first or new_shape))
+            if self.guard is not None
+            else contextlib.nullcontext()
+        )
         try:
-            with torch.no_grad():
+            with watch, torch.no_grad():
                 output = candidate(*args)
-            synchronize(self.device)
+                synchronize(self.device)
+        except Violation:
+            raise
         except BaseException as exc:
+            if self.guard is not None:
+                self.guard.check("during forward")  # a refused action explains the error
             if first or new_shape:  # a failed compile is still compile time
                 self.phases.compile_s += time.perf_counter() - started
             self._fail(exc, phase, loading=False)
@@ -215,10 +285,14 @@ class Evaluation:
 
     def _time(self, runtime: TaskRuntime, reference: Any, candidate: Any):
         variant = self.task.main_variant("cuda")
+        settings = self.job.integrity
         started = time.perf_counter()
         with self.shared():
             inputs = runtime.inputs(variant, timing_seed(self.task))
             pristine = clone_args(inputs)
+        audit = None
+        if self.guard is not None:
+            audit = TimedAudit(inputs, self._rng, settings, self.job.timing.min_runs)
         with self.exclusive():
             self.channel.phase(Phase.TIMING)
             flush = L2Flusher(self.device, self.job.timing)
@@ -228,13 +302,31 @@ class Evaluation:
                     return candidate(*inputs)
 
             try:
-                measured = measure(call, self.job.timing, flush)
+                measured = measure(
+                    call,
+                    self.job.timing,
+                    flush,
+                    before=audit.before if audit else None,
+                    after=audit.after if audit else None,
+                )
+                if self.guard is not None:
+                    gap_ms = work_after_return_ms(call, flush)
+                    bandwidth = device_bandwidth(self.device)
             except BaseException as exc:
+                if self.guard is not None:
+                    self.guard.check("during the timed calls")
                 self._fail(exc, Phase.TIMING, loading=False)
             self.phases.timing_s = time.perf_counter() - started
             self.kernel_s += measured.warmup_s + measured.events.median_ms * measured.events.n / 1e3
         check_started = time.perf_counter()
         with self.shared():
+            if self.guard is not None and audit is not None:
+                self.guard.check("during the timed calls")
+                audit.verify(
+                    lambda args: runtime.run_reference(reference, args),
+                    Comparison(self.job.tolerances, self.task.tolerance),
+                    variant.describe(),
+                )
             self._check_after_timing(
                 runtime,
                 models=(reference, candidate),
@@ -242,6 +334,14 @@ class Evaluation:
                 pristine=pristine,
                 inputs=inputs,
             )
+            if self.guard is not None:
+                check_side_streams(gap_ms, measured.events.median_ms, settings)
+                check_speed_of_light(
+                    measured.events.median_ms,
+                    bytes_to_read(inputs, reference),
+                    bandwidth,
+                    settings,
+                )
         self.phases.check_s += time.perf_counter() - check_started
         return measured.events
 
@@ -289,9 +389,12 @@ class Evaluation:
         ) from None
 
     def _reject(self, check: str, detail: str):
-        flag = IntegrityFlag(check=check, detail=detail)
-        message = f"Rejected by the {check} check: {detail}."
-        raise _Verdict(self._result(Status.REJECTED, message, integrity=[flag]))
+        raise _Verdict(self._rejection(Violation(check, detail)))
+
+    def _rejection(self, violation: Violation) -> EvalResult:
+        flag = IntegrityFlag(check=violation.check, detail=violation.detail)
+        message = f"Rejected by the {violation.check} check: {violation.detail}."
+        return self._result(Status.REJECTED, message, integrity=[flag])
 
     def _incorrect(self, mismatch: Mismatch):
         self.correctness.mismatch = mismatch

@@ -10,7 +10,15 @@ import ast
 from dataclasses import dataclass
 
 from adaexplore_mcp.judge import messages
-from adaexplore_mcp.judge.result import ErrorDetail, EvalResult, Phase, Status, kernel_hash
+from adaexplore_mcp.judge.result import (
+    ErrorDetail,
+    EvalResult,
+    IntegrityFlag,
+    Phase,
+    Status,
+    kernel_hash,
+)
+from adaexplore_mcp.judge.source_policy import review
 from adaexplore_mcp.tasks import Task
 
 
@@ -58,6 +66,19 @@ def precheck(task: Task, code: str) -> EvalResult | None:
         )
         return _compile_error(
             task, code, f"Compile error at kernel.py:{first.line}: {text}", detail
+        )
+
+    findings = review(tree)
+    if findings:
+        first = findings[0]
+        more = f" ({len(findings) - 1} more finding(s) in `integrity`)" if len(findings) > 1 else ""
+        return EvalResult(
+            status=Status.REJECTED,
+            message=f"Rejected by the {first.check} check: {first.message()}.{more}",
+            task=task.name,
+            task_hash=task.hash,
+            kernel_hash=kernel_hash(code),
+            integrity=[IntegrityFlag(check=f.check, detail=f.message()) for f in findings],
         )
     return None
 

@@ -74,8 +74,18 @@ def _cycles_for(microseconds: float) -> int:
     return int(probe_cycles * microseconds / (best_ms * 1e3))
 
 
-def measure(fn: Callable[[], object], settings: TimingSettings, flush: L2Flusher) -> Measurement:
-    """Warm up, pick a run count that accumulates ``target_ms`` of kernel time, measure."""
+def measure(
+    fn: Callable[[], object],
+    settings: TimingSettings,
+    flush: L2Flusher,
+    *,
+    before: Callable[[int], None] | None = None,
+    after: Callable[[int, object], None] | None = None,
+) -> Measurement:
+    """Warm up, pick a run count that accumulates ``target_ms`` of kernel time, measure.
+
+    ``before(i)`` runs ahead of the i-th timed call and ``after(i, output)`` once it has
+    finished, both outside the timed span (the integrity checks use them)."""
     # warm-up, also an estimate of one call's cost
     warm_start = time.perf_counter()
     warm_runs = 0
@@ -93,14 +103,54 @@ def measure(fn: Callable[[], object], settings: TimingSettings, flush: L2Flusher
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
     wall_ms = []
-    for start, end in zip(starts, ends, strict=True):
+    for index, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        if before is not None:
+            before(index)
         torch.cuda.synchronize()
         wall_start = time.perf_counter()
         flush()
         start.record()
-        fn()
+        output = fn()
         end.record()
         torch.cuda.synchronize()
         wall_ms.append((time.perf_counter() - wall_start) * 1e3)
+        if after is not None:
+            after(index, output)
+        del output
     event_ms = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
     return Measurement(events=stats(event_ms), wall=stats(wall_ms), warmup_s=warmup_s)
+
+
+def work_after_return_ms(fn: Callable[[], object], flush: L2Flusher, runs: int = 7) -> float:
+    """Median time the GPU stays busy after the call's own stream has finished: near zero
+    unless the call left work on another stream, which the events would not see."""
+    gaps = []
+    for _ in range(runs):
+        torch.cuda.synchronize()
+        flush()
+        fn()
+        done = torch.cuda.Event()
+        done.record()
+        done.synchronize()
+        started = time.perf_counter()
+        torch.cuda.synchronize()
+        gaps.append((time.perf_counter() - started) * 1e3)
+    return statistics.median(gaps)
+
+
+def device_bandwidth(device: torch.device, size_mb: int = 256) -> float:
+    """Bytes per second the GPU copies device to device (each copy reads and writes the
+    buffer), the best of a few runs: the fastest any kernel can read its inputs."""
+    count = size_mb * 2**20 // 4
+    source = torch.empty(count, dtype=torch.int32, device=device)
+    target = torch.empty_like(source)
+    target.copy_(source)
+    best_s = math.inf
+    for _ in range(5):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        target.copy_(source)
+        end.record()
+        end.synchronize()
+        best_s = min(best_s, start.elapsed_time(end) / 1e3)
+    return 2 * count * 4 / best_s

@@ -52,6 +52,7 @@ class Worker:
     def serve(self) -> None:
         started = time.perf_counter()
         import torch
+        import torch._dynamo  # noqa: F401  (the guard imports it; once here is cheaper)
         import triton
 
         # the child-side harness too, so every forked child starts with it loaded

@@ -6,7 +6,7 @@ import textwrap
 
 from adaexplore_mcp.tasks import bundled_solution
 
-HEADER = "import os, sys, time, subprocess\nimport torch\nimport torch.nn as nn\n"
+HEADER = "import os, sys, time\nimport torch\nimport torch.nn as nn\n"
 
 
 def module(forward: str, *, prelude: str = "", init: str = "") -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from adaexplore_mcp.config import IntegritySettings
 from adaexplore_mcp.judge import LocalJudge, QueueFull, Status
 from adaexplore_mcp.tasks import TaskError, get_bundled_task, parse_task
 
@@ -53,14 +54,14 @@ def test_segfault_in_a_kernel(cpu_judge):
     [
         ("os._exit(3)", None, 3),
         ("os.abort()", "SIGABRT", None),
-        ("os.kill(os.getpid(), 9)", "SIGKILL", None),
+        ("getattr(os, 'kill')(os.getpid(), 9)", "SIGKILL", None),
     ],
 )
-def test_process_death_gives_a_runtime_error(cpu_judge, forward, signal, exit_code):
-    result = cpu_judge.evaluate(SOFTMAX, module(forward))
+def test_process_death_gives_a_runtime_error(unguarded_judge, forward, signal, exit_code):
+    result = unguarded_judge.evaluate(SOFTMAX, module(forward))
     assert result.status is Status.RUNTIME_ERROR
     assert result.error.signal == signal and result.error.exit_code == exit_code
-    _still_serves(cpu_judge)
+    _still_serves(unguarded_judge)
 
 
 def test_sys_exit_is_a_runtime_error(cpu_judge):
@@ -84,15 +85,15 @@ def test_sys_exit_is_a_runtime_error(cpu_judge):
     ],
     ids=["at-import", "first-call", "later-call"],
 )
-def test_endless_loops_time_out_within_the_bound(cpu_judge, code, phase):
+def test_endless_loops_time_out_within_the_bound(unguarded_judge, code, phase):
     started = time.monotonic()
-    result = cpu_judge.evaluate(SOFTMAX, code, timeout_s=3)
+    result = unguarded_judge.evaluate(SOFTMAX, code, timeout_s=3)
     elapsed = time.monotonic() - started
     assert result.status is Status.TIMEOUT
     assert result.error.phase.value == phase
     assert 3 <= elapsed < 3 + 2.5
     assert "No result within 3 s" in result.message
-    _still_serves(cpu_judge)
+    _still_serves(unguarded_judge)
 
 
 def test_a_flood_of_prints_is_stopped_by_the_output_limit(cpu_judge, capfd):
@@ -108,9 +109,9 @@ def test_a_flood_of_prints_is_stopped_by_the_output_limit(cpu_judge, capfd):
     _still_serves(cpu_judge)
 
 
-def test_candidate_output_never_reaches_the_callers_stdout(cpu_judge, capfd):
+def test_candidate_output_never_reaches_the_callers_stdout(unguarded_judge, capfd):
     code = module("os.write(1, b'WRITTEN-TO-FD-1'); print('PRINTED'); return torch.softmax(x, -1)")
-    result = cpu_judge.evaluate(SOFTMAX, code)
+    result = unguarded_judge.evaluate(SOFTMAX, code)
     assert result.status is Status.CORRECT
     captured = capfd.readouterr()
     assert "WRITTEN-TO-FD-1" not in captured.out + captured.err
@@ -118,21 +119,24 @@ def test_candidate_output_never_reaches_the_callers_stdout(cpu_judge, capfd):
     assert "WRITTEN-TO-FD-1" in result.output_tail and "PRINTED" in result.output_tail
 
 
-def test_killing_the_worker_is_survived(cpu_judge):
-    result = cpu_judge.evaluate(SOFTMAX, module("os.kill(os.getppid(), 9)\ntime.sleep(5)"))
+def test_killing_the_worker_is_survived(unguarded_judge):
+    # getattr: past the source check; the runtime guard is off, so this reaches the OS
+    kill = "getattr(os, 'kill')(os.getppid(), 9)\ntime.sleep(5)"
+    result = unguarded_judge.evaluate(SOFTMAX, module(kill))
     assert result.status is Status.RUNTIME_ERROR
     assert "killed the judge's worker" in result.message
-    _still_serves(cpu_judge)
+    _still_serves(unguarded_judge)
 
 
-def test_processes_a_kernel_starts_are_killed_with_it(cpu_judge):
+def test_processes_a_kernel_starts_are_killed_with_it(unguarded_judge):
     marker = "987654321"
+    spawn = "getattr(os, 'posix_spawnp')"
     code = module(
-        f"subprocess.Popen(['sleep', '{marker}'], start_new_session=True)\n"
-        f"subprocess.Popen(['sleep', '{marker}'])\n"
+        f"{spawn}('sleep', ['sleep', '{marker}'], {{}}, setsid=True)\n"
+        f"{spawn}('sleep', ['sleep', '{marker}'], {{}})\n"
         "return torch.softmax(x, -1)"
     )
-    result = cpu_judge.evaluate(SOFTMAX, code)
+    result = unguarded_judge.evaluate(SOFTMAX, code)
     assert result.status is Status.CORRECT
     time.sleep(0.2)
     leftovers = []
@@ -144,30 +148,32 @@ def test_processes_a_kernel_starts_are_killed_with_it(cpu_judge):
         if marker.encode() in cmdline:
             leftovers.append(pid)
     assert leftovers == []
-    assert _worker_children(cpu_judge.judge) == []
+    assert _worker_children(unguarded_judge.judge) == []
 
 
-def test_no_state_leaks_from_one_evaluation_to_the_next(cpu_judge):
-    polluter = "import torch\ntorch._adaexplore_polluted = True\n" + softmax_solution()
-    assert cpu_judge.evaluate(SOFTMAX, polluter).status is Status.CORRECT
+def test_no_state_leaks_from_one_evaluation_to_the_next(unguarded_judge):
+    polluter = "import torch\nsetattr(torch, '_adaexplore_polluted', True)\n" + softmax_solution()
+    assert unguarded_judge.evaluate(SOFTMAX, polluter).status is Status.CORRECT
     checker = (
         "import torch\nassert not hasattr(torch, '_adaexplore_polluted')\n" + softmax_solution()
     )
-    assert cpu_judge.evaluate(SOFTMAX, checker).status is Status.CORRECT
+    assert unguarded_judge.evaluate(SOFTMAX, checker).status is Status.CORRECT
 
 
 def test_the_environment_is_scrubbed(loop_thread, tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-must-not-leak")
     probe = (
         "import os\n"
-        "assert 'ANTHROPIC_API_KEY' not in os.environ, 'leaked to the child'\n"
+        "env = getattr(os, 'environ')\n"
+        "assert 'ANTHROPIC_API_KEY' not in env, 'leaked to the child'\n"
         "worker_env = open(f'/proc/{os.getppid()}/environ', 'rb').read()\n"
         "assert b'sk-must-not-leak' not in worker_env, 'leaked to the worker'\n"
-        "assert os.environ['HOME'] == os.getcwd()\n"
+        "assert env['HOME'] == os.getcwd()\n"
     )
+    unguarded = cpu_settings(workers_per_device=1, integrity=IntegritySettings(enabled=False))
 
     async def run():
-        async with LocalJudge(cpu_settings(workers_per_device=1), home=tmp_path) as judge:
+        async with LocalJudge(unguarded, home=tmp_path) as judge:
             return await judge.evaluate(SOFTMAX, probe + softmax_solution())
 
     result = loop_thread.run(run())

@@ -57,8 +57,8 @@ def test_a_tail_bug_passes_the_main_shape_but_fails_the_odd_one(cpu_judge):
     assert "odd size" in result.message
 
 
-def test_unwritten_output_fails_even_where_memory_was_reused(cpu_judge):
-    result = cpu_judge.evaluate(SOFTMAX, module("return torch.empty_like(x)"))
+def test_unwritten_output_fails_even_where_memory_was_reused(unguarded_judge):
+    result = unguarded_judge.evaluate(SOFTMAX, module("return torch.empty_like(x)"))
     assert result.status is Status.INCORRECT
     assert result.correctness.mismatch.kind in ("nonfinite", "values")
 
@@ -71,7 +71,7 @@ def test_partially_written_output_is_caught(cpu_judge):
     assert mismatch.first_bad_index[-1] == 128
 
 
-def test_results_cached_across_trials_fail_on_fresh_inputs(cpu_judge):
+def test_results_cached_across_trials_fail_on_fresh_inputs(unguarded_judge):
     code = module(
         """
         if self.cached is None:
@@ -80,7 +80,7 @@ def test_results_cached_across_trials_fail_on_fresh_inputs(cpu_judge):
         """,
         init="self.cached = None",
     )
-    result = cpu_judge.evaluate(SOFTMAX, code)
+    result = unguarded_judge.evaluate(SOFTMAX, code)
     assert result.status is Status.INCORRECT
     assert result.correctness.mismatch.trial == 1
 
@@ -105,16 +105,16 @@ def test_a_kernel_writing_its_input_fails(cpu_judge):
         ("return torch.softmax(x, -1) / 0.0", "nonfinite", "NaN/Inf"),
     ],
 )
-def test_structural_mismatches(cpu_judge, forward, kind, words):
-    result = cpu_judge.evaluate(SOFTMAX, module(forward))
+def test_structural_mismatches(unguarded_judge, forward, kind, words):
+    result = unguarded_judge.evaluate(SOFTMAX, module(forward))
     assert result.status is Status.INCORRECT, result.message
     assert result.correctness.mismatch.kind == kind
     assert words in result.message
 
 
-def test_a_non_tensor_output_is_incorrect(cpu_judge):
+def test_a_non_tensor_output_is_incorrect(unguarded_judge):
     task = get_bundled_task("sum_rows")
-    result = cpu_judge.evaluate(task, module("return 3.0"))
+    result = unguarded_judge.evaluate(task, module("return 3.0"))
     assert result.status is Status.INCORRECT
     assert result.correctness.mismatch.kind == "type"
 
