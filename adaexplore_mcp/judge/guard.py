@@ -218,13 +218,6 @@ class Guard:
             return
         if self._events:
             raise self._events[0]
-        changed = _changed_functions(self._snapshot)
-        if changed:
-            raise Violation(
-                "harness_tampering",
-                f"{when}, {', '.join(changed[:3])} {'was' if len(changed) == 1 else 'were'} "
-                "replaced; a kernel may not patch torch, triton, the clock or the judge",
-            )
         precision = _precision_state()
         for name, value in precision.items():
             if self._precision.get(name) != value:
@@ -233,6 +226,13 @@ class Guard:
                     f"{when}, `{name}` was changed from {self._precision.get(name)!r} to "
                     f"{value!r}; the judge compares float32 work in full float32 precision",
                 )
+        changed = _changed_functions(self._snapshot)
+        if changed:
+            raise Violation(
+                "harness_tampering",
+                f"{when}, {', '.join(changed[:3])} {'was' if len(changed) == 1 else 'were'} "
+                "replaced; a kernel may not patch torch, triton, the clock or the judge",
+            )
         if sys.gettrace() is not None or sys.getprofile() is not None:
             raise Violation("harness_tampering", f"{when}, a trace or profile hook was set")
 

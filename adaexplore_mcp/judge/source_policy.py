@@ -307,6 +307,13 @@ def _launching_functions(tree: ast.Module) -> set[str]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             bodies.setdefault(node.name, node)
     launchers = {name for name, body in bodies.items() if any(map(_is_launch, ast.walk(body)))}
+    aliases = [
+        (target.id, _last_name(node.value))
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    ]
     changed = True
     while changed:
         changed = False
@@ -314,7 +321,19 @@ def _launching_functions(tree: ast.Module) -> set[str]:
             if name not in launchers and any(call in launchers for call in _calls(body)):
                 launchers.add(name)
                 changed = True
+        for alias, source in aliases:  # run = self.forward; run(x)
+            if alias not in launchers and source in launchers:
+                launchers.add(alias)
+                changed = True
     return launchers
+
+
+def _last_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
 
 
 def _first_launch(statement: ast.stmt, launchers: set[str]) -> ast.AST | None:
