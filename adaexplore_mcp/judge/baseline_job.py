@@ -77,5 +77,5 @@ def run_baseline(job: ChildJob, channel: Channel) -> BaselineReport:
         compiled=compiled_stats,
         compile_error=compile_error,
         compile_s=compile_s,
-        environment=environment(job),
+        environment=environment(job, channel),
     )

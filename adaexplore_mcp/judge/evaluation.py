@@ -91,7 +91,7 @@ class Evaluation:
         self.phases = PhaseTimes()
         self.kernel_s = 0.0
         self.calls = 0
-        self.environment = environment(job)
+        self.environment = environment(job, channel)
         self.shared, self.exclusive = gpu_lock(job)
         self.guard: Guard | None = None
         if job.integrity.enabled:

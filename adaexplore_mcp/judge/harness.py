@@ -27,9 +27,10 @@ from adaexplore_mcp.tasks import ShapeVariant, Task
 class Channel:
     """The child's end of the result pipe."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, *, network_isolated: bool = False) -> None:
         self.fd = fd
         self.started = time.perf_counter()
+        self.network_isolated = network_isolated
 
     def phase(self, phase: Phase) -> None:
         write_frame(self.fd, PhaseMessage(phase=phase))
@@ -99,7 +100,7 @@ def device_of(job: ChildJob):  # -> torch.device
     return torch.device("cpu") if job.device == "cpu" else torch.device("cuda", 0)
 
 
-def environment(job: ChildJob) -> Environment:
+def environment(job: ChildJob, channel: Channel) -> Environment:
     import torch
     import triton
 
@@ -117,6 +118,7 @@ def environment(job: ChildJob) -> Environment:
         torch=torch.__version__,
         triton=triton.__version__,
         python=sys.version.split()[0],
+        network_isolated=channel.network_isolated,
     )
 
 

@@ -13,7 +13,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
-from adaexplore_mcp.config import IntegritySettings, TimingSettings, Tolerance
+from adaexplore_mcp.config import (
+    IntegritySettings,
+    SandboxSettings,
+    TimingSettings,
+    Tolerance,
+)
 from adaexplore_mcp.judge.result import Phase
 from adaexplore_mcp.tasks import Task
 
@@ -36,6 +41,7 @@ class ChildJob(BaseModel):
     tolerances: dict[str, Tolerance] = Field(default_factory=dict)
     timing: TimingSettings = Field(default_factory=TimingSettings)
     integrity: IntegritySettings = Field(default_factory=IntegritySettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     gpu_lock: str | None = Field(default=None, description="Lock file base path for this GPU.")
     output_limit_bytes: int = 16 * 1024 * 1024
     cache_dir: str | None = Field(

@@ -83,6 +83,9 @@ class Environment(BaseModel):
     torch: str
     triton: str
     python: str
+    network_isolated: bool = Field(
+        default=False, description="The candidate ran in an empty network namespace."
+    )
 
 
 class PhaseTimes(BaseModel):

@@ -3,8 +3,9 @@
 What is enforced here: its own session and process group (so the worker can kill everything it
 started), no inherited file descriptors but the result pipe, stdin from /dev/null, stdout and
 stderr into a size-capped file in a private temporary directory (never the worker's pipes), a
-scrubbed environment, no core dumps, a cap on the size of any file it writes, and a umask that
-keeps its files private.
+scrubbed environment, no core dumps, limits on file size, CPU time, private memory and process
+count, an empty network namespace where the kernel allows unprivileged user namespaces, and a
+umask that keeps its files private.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import ctypes
 import os
 import resource
 import signal
+from dataclasses import dataclass
 
 OUTPUT_FILE = "output.log"
 RESULT_FD = 3
@@ -38,6 +40,19 @@ _KEPT_VARIABLES = (
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNET = 0x40000000
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Operating-system limits for one child (see ``config.SandboxSettings``)."""
+
+    output_bytes: int
+    cpu_seconds: int | None = None
+    memory_bytes: int | None = None
+    extra_processes: int | None = None
+    isolate_network: bool = False
 
 
 def _prctl(option: int, value: int) -> None:
@@ -66,8 +81,11 @@ def scrubbed_environment(source: dict[str, str], extra: dict[str, str]) -> dict[
     return env
 
 
-def enter(workdir: str, result_fd: int, *, output_limit_bytes: int, env: dict[str, str]) -> None:
-    """Called in the child right after fork, before any candidate code is loaded."""
+def enter(workdir: str, result_fd: int, *, limits: Limits, env: dict[str, str]) -> bool:
+    """Called in the child right after fork, before any candidate code is loaded. Returns
+    whether the child's network is isolated."""
+    # first, while the child still has a single thread (a user namespace requires that)
+    isolated = limits.isolate_network and _isolate_network()
     os.setsid()
     die_with_parent()
     os.umask(0o077)
@@ -86,13 +104,63 @@ def enter(workdir: str, result_fd: int, *, output_limit_bytes: int, env: dict[st
     os.close(log)
     os.closerange(RESULT_FD + 1, _max_fd())
 
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (output_limit_bytes, output_limit_bytes))
-    # Python ignores SIGXFSZ, so an oversized write fails with EFBIG instead of killing us.
-
+    _apply_limits(limits)
     os.environ.clear()
     os.environ.update(env)
     os.chdir(workdir)
+    return isolated
+
+
+def _apply_limits(limits: Limits) -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # Python ignores SIGXFSZ, so an oversized write fails with EFBIG instead of killing us.
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.output_bytes, limits.output_bytes))
+    if limits.cpu_seconds is not None:  # SIGXCPU at the soft limit, SIGKILL at the hard one
+        _lower(resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 5)
+    if limits.memory_bytes is not None:  # allocations beyond it fail (MemoryError, not OOM kill)
+        _lower(resource.RLIMIT_DATA, limits.memory_bytes, limits.memory_bytes)
+    if limits.extra_processes is not None:  # counts the user's threads and processes
+        total = _tasks_on_machine() + limits.extra_processes
+        _lower(resource.RLIMIT_NPROC, total, total)
+
+
+def _lower(which: int, soft: int, hard: int) -> None:
+    """Set a limit, never above the one already in force (only root may raise a hard limit)."""
+    _, current_hard = resource.getrlimit(which)
+    if current_hard != resource.RLIM_INFINITY:
+        hard = min(hard, current_hard)
+    soft = min(soft, hard)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(which, (soft, hard))
+
+
+def _tasks_on_machine() -> int:
+    """Threads on the machine (an upper bound on this user's), from /proc/loadavg."""
+    try:
+        with open("/proc/loadavg") as handle:
+            return int(handle.read().split()[3].split("/")[1])
+    except (OSError, IndexError, ValueError):
+        return 4096
+
+
+def _isolate_network() -> bool:
+    """A new user and network namespace: the child keeps its user id but sees only a loopback
+    interface that is down, so it can reach no other machine or local service."""
+    uid, gid = os.getuid(), os.getgid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) != 0:
+            return False
+        for path, text in (
+            ("/proc/self/setgroups", "deny"),
+            ("/proc/self/uid_map", f"{uid} {uid} 1"),
+            ("/proc/self/gid_map", f"{gid} {gid} 1"),
+        ):
+            with open(path, "w") as handle:
+                handle.write(text)
+    except OSError:
+        return False
+    return True
 
 
 def _max_fd() -> int:

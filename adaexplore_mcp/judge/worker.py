@@ -52,7 +52,7 @@ class Worker:
     def serve(self) -> None:
         started = time.perf_counter()
         import torch
-        import torch._dynamo  # noqa: F401  (the guard imports it; once here is cheaper)
+        import torch._dynamo
         import triton
 
         # the child-side harness too, so every forked child starts with it loaded
@@ -131,14 +131,20 @@ class Worker:
             if job.child.cache_dir:  # trusted baseline jobs keep compiled baselines across runs
                 env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(job.child.cache_dir, "inductor")
                 env["TRITON_CACHE_DIR"] = os.path.join(job.child.cache_dir, "triton")
-            sandbox.enter(
-                workdir, result_fd, output_limit_bytes=job.child.output_limit_bytes, env=env
+            settings = job.child.sandbox
+            limits = sandbox.Limits(
+                output_bytes=job.child.output_limit_bytes,
+                cpu_seconds=int(job.timeout_s * settings.cpu_time_factor) + 10,
+                memory_bytes=settings.memory_limit_mb * 2**20 if settings.memory_limit_mb else None,
+                extra_processes=settings.max_processes,
+                isolate_network=settings.isolate_network,
             )
+            isolated = sandbox.enter(workdir, result_fd, limits=limits, env=env)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             from adaexplore_mcp.judge.harness import Channel, run_child_job
 
-            run_child_job(job.child, Channel(sandbox.RESULT_FD))
+            run_child_job(job.child, Channel(sandbox.RESULT_FD, network_isolated=isolated))
         except BaseException:
             code = 70
             with contextlib.suppress(BaseException):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from adaexplore_mcp.config import IntegritySettings
+from adaexplore_mcp.config import IntegritySettings, SandboxSettings
 from adaexplore_mcp.judge import LocalJudge, QueueFull, Status
 from adaexplore_mcp.tasks import TaskError, get_bundled_task, parse_task
 
@@ -166,7 +166,10 @@ def test_the_environment_is_scrubbed(loop_thread, tmp_path, monkeypatch):
         "import os\n"
         "env = getattr(os, 'environ')\n"
         "assert 'ANTHROPIC_API_KEY' not in env, 'leaked to the child'\n"
-        "worker_env = open(f'/proc/{os.getppid()}/environ', 'rb').read()\n"
+        "try:\n"
+        "    worker_env = open(f'/proc/{os.getppid()}/environ', 'rb').read()\n"
+        "except PermissionError:  # in its own user namespace the child cannot read it at all\n"
+        "    worker_env = b''\n"
         "assert b'sk-must-not-leak' not in worker_env, 'leaked to the worker'\n"
         "assert env['HOME'] == os.getcwd()\n"
     )
@@ -239,3 +242,61 @@ def test_a_broken_task_raises_task_error_with_its_line(cpu_judge):
     with pytest.raises(TaskError, match=f"broken_task.py:{line}"):
         cpu_judge.evaluate(task, softmax_solution())
     _still_serves(cpu_judge)
+
+
+def test_the_network_is_unreachable(unguarded_judge):
+    """Past the source check and with the guard off, the empty network namespace still holds:
+    a listening socket in this very process cannot be reached."""
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        forward = (
+            f"socketserver.socket.create_connection(('127.0.0.1', {port}), timeout=2)\n"
+            "return torch.softmax(x, -1)"
+        )
+        result = unguarded_judge.evaluate(SOFTMAX, module(forward, prelude="import socketserver"))
+    if not result.environment.network_isolated:
+        pytest.skip("this machine does not allow unprivileged user namespaces")
+    assert result.status is Status.RUNTIME_ERROR, result.message
+    assert "Network is unreachable" in result.message
+
+
+def test_memory_beyond_the_limit_is_an_error_not_a_dead_machine(loop_thread, tmp_path):
+    settings = cpu_settings(
+        workers_per_device=1,
+        integrity=IntegritySettings(enabled=False),
+        sandbox=SandboxSettings(memory_limit_mb=1024),
+    )
+    hog = "big = torch.ones(4 * 2**30 // 4)\nreturn torch.softmax(x, -1)"
+
+    async def run():
+        async with LocalJudge(settings, home=tmp_path) as judge:
+            return await judge.evaluate(SOFTMAX, module(hog))
+
+    result = loop_thread.run(run())
+    assert result.status is Status.RUNTIME_ERROR
+    assert "memory" in result.message.lower()
+
+
+def test_a_thread_bomb_hits_the_process_limit(loop_thread, tmp_path):
+    settings = cpu_settings(
+        workers_per_device=1,
+        integrity=IntegritySettings(enabled=False),
+        sandbox=SandboxSettings(max_processes=64),
+    )
+    bomb = (
+        "import socketserver\nthreads = []\n"
+        "for _ in range(100000):\n"
+        "    t = socketserver.threading.Thread(target=time.sleep, args=(30,), daemon=True)\n"
+        "    t.start()\n    threads.append(t)\n"
+        "return torch.softmax(x, -1)"
+    )
+
+    async def run():
+        async with LocalJudge(settings, home=tmp_path) as judge:
+            return await judge.evaluate(SOFTMAX, module(bomb), timeout_s=60)
+
+    result = loop_thread.run(run())
+    assert result.status is Status.RUNTIME_ERROR, result.message
+    assert "can't start new thread" in result.message
