@@ -2,12 +2,16 @@
 
 Timing inputs are the same for every evaluation (so a speedup compares equal work), which
 makes them an easy target: a kernel could recognise them and return a stored answer. So
-before each timed call one element of every floating-point input takes the value of another
-element of the same tensor (the values stay valid inputs for the task; the change is undone
-after the call), and a few calls, picked in secret, keep their inputs and output to be checked
-against the reference afterwards. Two physical limits are checked too: the GPU must be idle
-once the call's own stream has finished (no work left on side streams), and no kernel can
-beat the time needed to read its inputs once at the GPU's measured bandwidth.
+before each timed call one row (index along the first dimension) of every floating-point input
+is overwritten with another of its rows: the values stay valid inputs for the task, the change
+is undone after the call, and a whole row changes enough of the output to show through any
+tolerance (a single element did not: one changed element of an 8192-wide softmax row moves the
+outputs by less than float32's tolerance). A few calls, picked in secret, keep their inputs and
+output to be checked against the reference afterwards.
+
+Two physical limits are checked too: the GPU must be idle once the call's own stream has
+finished (no work left on side streams), and no kernel can beat the time needed to read its
+inputs once at the GPU's measured bandwidth.
 """
 
 from __future__ import annotations
@@ -29,13 +33,13 @@ class TimedAudit:
     ) -> None:
         self.inputs = inputs
         self.rng = rng
-        self._flat = [
-            value.view(-1)
+        self._perturbed = [
+            value
             for value in inputs
             if isinstance(value, torch.Tensor)
             and value.dtype.is_floating_point
-            and value.is_contiguous()
-            and value.numel() > 1
+            and value.dim() >= 1
+            and value.shape[0] > 1
         ]
         picks = min(settings.audited_timed_calls, min_runs)
         self.audited = set(rng.sample(range(min_runs), picks))
@@ -43,18 +47,18 @@ class TimedAudit:
         self._undo: list[tuple[torch.Tensor, int, torch.Tensor]] = []
 
     def before(self, index: int) -> None:
-        for flat in self._flat:
-            target, source = self.rng.randrange(flat.numel()), self.rng.randrange(flat.numel())
-            self._undo.append((flat, target, flat[target].clone()))
-            flat[target] = flat[source]
+        for tensor in self._perturbed:
+            target, source = self.rng.sample(range(tensor.shape[0]), 2)
+            self._undo.append((tensor, target, tensor[target].clone()))
+            tensor[target] = tensor[source]
 
     def after(self, index: int, output: Any) -> None:
         if index in self.audited:
             kept_inputs = [v.clone() if isinstance(v, torch.Tensor) else v for v in self.inputs]
             kept_output = _clone_outputs(output)
             self.captured.append((index, kept_inputs, kept_output))
-        for flat, target, value in reversed(self._undo):
-            flat[target] = value
+        for tensor, target, value in reversed(self._undo):
+            tensor[target] = value
         self._undo.clear()
 
     def verify(self, run_reference, comparison: Comparison, variant: str) -> None:

@@ -3,12 +3,20 @@ named for it, with a reason an agent can act on; honest kernels are not."""
 
 from __future__ import annotations
 
-import pytest
+import random
 
-from adaexplore_mcp.config import IntegritySettings
+import pytest
+import torch
+
+from adaexplore_mcp.config import IntegritySettings, JudgeSettings
 from adaexplore_mcp.judge import Status
+from adaexplore_mcp.judge.compare import Comparison
 from adaexplore_mcp.judge.guard import Violation
-from adaexplore_mcp.judge.timed_checks import check_side_streams, check_speed_of_light
+from adaexplore_mcp.judge.timed_checks import (
+    TimedAudit,
+    check_side_streams,
+    check_speed_of_light,
+)
 from adaexplore_mcp.tasks import get_bundled_task, parse_task
 
 from .exploits import EXPLOITS, IDENTITY_TASK, TOUCH_KERNEL, Exploit, wrapped
@@ -99,3 +107,22 @@ def test_work_left_on_a_side_stream_is_hidden_work():
     with pytest.raises(Violation) as caught:
         check_side_streams(0.4, 0.01, settings)
     assert caught.value.check == "hidden_work"
+
+
+def test_the_timed_audit_catches_an_answer_stored_for_the_timing_inputs():
+    """The cheat the first version of the audit missed: one perturbed element of an
+    8192-wide softmax row moved the output by less than the tolerance."""
+    x = torch.randn(64, 8192)
+    stored = torch.softmax(x, -1)
+    comparison = Comparison(JudgeSettings().tolerances, None)
+    for answer, caught in ((lambda: stored, True), (lambda: torch.softmax(x, -1), False)):
+        audit = TimedAudit([x], random.Random(0), IntegritySettings(), min_runs=5)
+        for index in range(5):
+            audit.before(index)
+            audit.after(index, answer())
+        if caught:
+            with pytest.raises(Violation) as violation:
+                audit.verify(lambda args: torch.softmax(args[0], -1), comparison, "main")
+            assert violation.value.check == "timed_output"
+        else:
+            audit.verify(lambda args: torch.softmax(args[0], -1), comparison, "main")

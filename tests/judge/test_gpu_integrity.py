@@ -1,0 +1,52 @@
+"""The exploit regression suite on a GPU, where timing and streams are real. Skipped without
+one (CI); run on the GPU machine with ``pytest -m gpu``."""
+
+from __future__ import annotations
+
+import pytest
+
+from adaexplore_mcp.judge import Status
+from adaexplore_mcp.tasks import get_bundled_task, parse_task
+
+from .exploits import EXPLOITS, GPU_EXPLOITS, IDENTITY_TASK, TOUCH_KERNEL, Exploit
+from .test_gpu import _has_gpu, gpu_judge  # noqa: F401  (the module's GPU judge fixture)
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not _has_gpu(), reason="needs a CUDA GPU")]
+
+TASKS = {
+    "softmax": get_bundled_task("softmax"),
+    "identity": parse_task(IDENTITY_TASK, name="identity"),
+}
+# a cache keyed by pointer may already be caught while checking, when a trial's fresh input
+# lands at a freed block's address
+ALSO_ACCEPTED = {"result_cache_by_pointer": {"result_reuse"}}
+
+
+@pytest.mark.parametrize("exploit", EXPLOITS + GPU_EXPLOITS, ids=lambda e: e.name)
+def test_every_exploit_is_rejected_on_a_gpu(gpu_judge, exploit: Exploit):  # noqa: F811
+    judge, _ = gpu_judge
+    result = judge.evaluate(TASKS[exploit.task], exploit.code)
+    assert result.status is Status.REJECTED, f"{exploit.name}: {result.message}"
+    accepted = {exploit.check} | ALSO_ACCEPTED.get(exploit.name, set())
+    assert result.integrity[0].check in accepted, result.message
+
+
+def test_stale_memory_never_passes_on_a_gpu(gpu_judge):  # noqa: F811
+    judge, _ = gpu_judge
+    code = (
+        "import torch\nimport torch.nn as nn\n"
+        + TOUCH_KERNEL
+        + "\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+        "        touch_kernel[(1,)](x, x.numel(), BLOCK=128)\n        return torch.empty_like(x)\n"
+    )
+    result = judge.evaluate(TASKS["softmax"], code)
+    assert result.status is Status.INCORRECT, result.message
+
+
+def test_the_network_is_isolated_on_the_gpu_machine(gpu_judge):  # noqa: F811
+    from adaexplore_mcp.tasks import bundled_solution
+
+    judge, _ = gpu_judge
+    result = judge.evaluate(TASKS["softmax"], bundled_solution("softmax"))
+    assert result.status is Status.CORRECT
+    print("network isolated:", result.environment.network_isolated)
