@@ -10,6 +10,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from pydantic import BaseModel, Field
+
 from adaexplore_mcp.config import JudgeSettings
 from adaexplore_mcp.judge.devices import GpuInfo
 from adaexplore_mcp.judge.outcomes import JudgeError
@@ -27,6 +29,19 @@ class JudgeUnavailable(JudgeError):
 
 class QueueFull(JudgeError):
     """The device's queue is at its limit; retry later."""
+
+
+class LaneStatus(BaseModel):
+    """A snapshot of one device's queue and workers."""
+
+    device: str = Field(description="'cpu' or 'cuda:N'.")
+    device_name: str
+    gpu: GpuInfo | None = None
+    queued: int = Field(description="Evaluations waiting for a worker.")
+    running: int = Field(description="Evaluations a worker is running now.")
+    workers: int
+    capacity: int = Field(description="Most evaluations that may wait; one more is refused.")
+    served: int = Field(description="Jobs the workers have finished since the judge started.")
 
 
 @dataclass
@@ -59,6 +74,7 @@ class Lane:
         self.size = settings.workers_per_device or default_workers
         self.queue: asyncio.Queue[Pending] = asyncio.Queue(maxsize=settings.max_queue)
         self.busy = 0
+        self.served = 0
         self.handles: list[WorkerHandle | None] = [None] * self.size
         self.ready: ReadyMessage | None = None
         self._consumers: list[asyncio.Task] = []
@@ -70,6 +86,18 @@ class Lane:
     @property
     def device_name(self) -> str:
         return self.gpu.name if self.gpu else "cpu"
+
+    def status(self) -> LaneStatus:
+        return LaneStatus(
+            device=self.device,
+            device_name=self.device_name,
+            gpu=self.gpu,
+            queued=self.queue.qsize(),
+            running=self.busy,
+            workers=self.size,
+            capacity=self.queue.maxsize,
+            served=self.served,
+        )
 
     async def start(self) -> None:
         if self.reuse:
@@ -89,6 +117,8 @@ class Lane:
         return handle
 
     def submit(self, pending: Pending) -> None:
+        if self.queue.full():
+            self._drop_abandoned()
         try:
             self.queue.put_nowait(pending)
         except asyncio.QueueFull:
@@ -96,6 +126,14 @@ class Lane:
                 f"the queue for {self.device} holds {self.queue.maxsize} evaluations already; "
                 "retry when some have finished"
             ) from None
+
+    def _drop_abandoned(self) -> None:
+        # A caller that gave up (a client that disconnected) would otherwise hold its place in
+        # a full queue until a worker reaches it, and newcomers would be refused for nothing.
+        waiting = [self.queue.get_nowait() for _ in range(self.queue.qsize())]
+        for pending in waiting:
+            if not pending.future.done():
+                self.queue.put_nowait(pending)
 
     async def _consume(self, index: int) -> None:
         while True:
@@ -112,6 +150,7 @@ class Lane:
                     pending.future.set_exception(exc)
             finally:
                 self.busy -= 1
+                self.served += 1
 
     async def _run(self, index: int, pending: Pending) -> ChildOutcome:
         pending.started = time.monotonic()

@@ -30,7 +30,7 @@ from adaexplore_mcp.judge.devices import (
     nvidia_driver_present,
     parse_device_spec,
 )
-from adaexplore_mcp.judge.lane import JudgeUnavailable, Lane, Pending
+from adaexplore_mcp.judge.lane import JudgeUnavailable, Lane, LaneStatus, Pending
 from adaexplore_mcp.judge.outcomes import JudgeError, eval_result, report_body
 from adaexplore_mcp.judge.protocol import (
     ChildJob,
@@ -67,6 +67,10 @@ class LocalJudge:
     @property
     def devices(self) -> list[str]:
         return [lane.device for lane in self._lanes]
+
+    def lanes_status(self) -> list[LaneStatus]:
+        """Each device's queue and workers, as they are now."""
+        return [lane.status() for lane in self._lanes]
 
     async def start(self) -> None:
         spec = parse_device_spec(self.settings.device)
