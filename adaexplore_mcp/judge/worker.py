@@ -223,6 +223,9 @@ class Worker:
 
         if status is None and end != "reported":  # its exit status tells how it died
             sandbox.kill_group(pid)
+            # a child cancelled right after the fork has no process group of its own yet
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
             status = self._wait_child(pid, time.monotonic() + 10)
         elapsed = time.monotonic() - started
         if end is None:
