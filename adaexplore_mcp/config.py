@@ -172,6 +172,11 @@ class ServiceSettings(BaseModel):
     max_body_mb: float = Field(default=4.0, gt=0)
 
 
+def database_path(home: Path) -> Path:
+    """The SQLite database under a home directory."""
+    return home / "adaexplore.sqlite3"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ADAEXPLORE_", env_nested_delimiter="__")
 
@@ -185,4 +190,4 @@ class Settings(BaseSettings):
 
     @property
     def database_path(self) -> Path:
-        return self.home / "adaexplore.sqlite3"
+        return database_path(self.home)
