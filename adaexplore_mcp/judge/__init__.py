@@ -4,7 +4,9 @@ Candidate code never runs in the calling process; importing this package does no
 """
 
 from adaexplore_mcp.judge.baselines import Baseline
-from adaexplore_mcp.judge.lane import JudgeUnavailable, QueueFull
+from adaexplore_mcp.judge.client import RemoteJudge
+from adaexplore_mcp.judge.interface import Judge, open_judge
+from adaexplore_mcp.judge.lane import JudgeUnavailable, LaneStatus, QueueFull
 from adaexplore_mcp.judge.outcomes import JudgeError
 from adaexplore_mcp.judge.pool import LocalJudge, ProgressCallback
 from adaexplore_mcp.judge.result import (
@@ -29,8 +31,10 @@ __all__ = [
     "ErrorDetail",
     "EvalResult",
     "IntegrityFlag",
+    "Judge",
     "JudgeError",
     "JudgeUnavailable",
+    "LaneStatus",
     "LintFinding",
     "LintReport",
     "LocalJudge",
@@ -39,6 +43,8 @@ __all__ = [
     "PhaseTimes",
     "ProgressCallback",
     "QueueFull",
+    "RemoteJudge",
     "RuntimeStats",
     "Status",
+    "open_judge",
 ]

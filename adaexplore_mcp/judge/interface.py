@@ -1,0 +1,51 @@
+"""What callers need of a judge, local or remote, and the one place that picks which."""
+
+from __future__ import annotations
+
+from typing import Protocol, Self, runtime_checkable
+
+from adaexplore_mcp.config import Settings
+from adaexplore_mcp.judge.pool import LocalJudge, ProgressCallback
+from adaexplore_mcp.judge.result import EvalResult, LintReport
+from adaexplore_mcp.store import Store
+from adaexplore_mcp.tasks import Task
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """``LocalJudge`` (a worker pool on this machine) and ``RemoteJudge`` (a judge service)."""
+
+    @property
+    def devices(self) -> list[str]: ...
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(self, *exc_info: object) -> None: ...
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def evaluate(
+        self,
+        task: Task,
+        code: str,
+        *,
+        device: str | None = None,
+        timeout_s: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> EvalResult: ...
+
+    async def lint(self, task: Task, *, device: str | None = None) -> LintReport: ...
+
+    def versions(self) -> dict[str, str]: ...
+
+
+def open_judge(settings: Settings) -> Judge:
+    """The judge service at ``settings.remote.url`` when one is set, else the local pool.
+    Not started: use ``async with open_judge(settings) as judge``."""
+    if settings.remote.url:
+        from adaexplore_mcp.judge.client import RemoteJudge
+
+        return RemoteJudge(settings.remote)
+    return LocalJudge(settings.judge, home=settings.home, store=Store(settings.database_path))
