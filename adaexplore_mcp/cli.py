@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.table import Table
 
 from adaexplore_mcp.config import Settings
-from adaexplore_mcp.judge import EvalResult, JudgeError, LocalJudge, Phase, Status
-from adaexplore_mcp.store import Store
+from adaexplore_mcp.judge import EvalResult, Judge, JudgeError, Phase, Status, open_judge
+from adaexplore_mcp.judge.devices import parse_device_spec
 from adaexplore_mcp.tasks import (
     Task,
     TaskError,
@@ -32,6 +32,8 @@ app = typer.Typer(
 )
 tasks_app = typer.Typer(help="List, show and lint tasks.", no_args_is_help=True)
 app.add_typer(tasks_app, name="tasks")
+judge_app = typer.Typer(help="Run the judge as a service for other machines.", no_args_is_help=True)
+app.add_typer(judge_app, name="judge")
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
@@ -46,6 +48,20 @@ DeviceOption = Annotated[
         help="cpu, cuda:N, cuda (every GPU) or auto. Default: ADAEXPLORE_JUDGE__DEVICE or auto."
     ),
 ]
+JudgeUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--judge",
+        help="URL of a judge service (adaexplore-mcp judge serve) to use instead of a local "
+        "judge. Default: ADAEXPLORE_REMOTE__URL.",
+    ),
+]
+JudgeTokenOption = Annotated[
+    str | None,
+    typer.Option(
+        "--judge-token", help="The judge service's token. Default: ADAEXPLORE_REMOTE__TOKEN."
+    ),
+]
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
@@ -53,7 +69,12 @@ def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _settings(device: str | None = None, timeout: float | None = None) -> Settings:
+def _settings(
+    device: str | None = None,
+    timeout: float | None = None,
+    judge_url: str | None = None,
+    judge_token: str | None = None,
+) -> Settings:
     settings = Settings()
     updates = {}
     if device is not None:
@@ -63,14 +84,35 @@ def _settings(device: str | None = None, timeout: float | None = None) -> Settin
     if updates:
         judge = settings.judge.model_validate({**settings.judge.model_dump(), **updates})
         settings = settings.model_copy(update={"judge": judge})
+    remote = {"url": judge_url, "token": judge_token}
+    remote = {key: value for key, value in remote.items() if value is not None}
+    if remote:
+        settings = settings.model_copy(update={"remote": settings.remote.model_copy(update=remote)})
     return settings
 
 
-def _with_judge(settings: Settings, work: Callable[[LocalJudge], Awaitable[T]]) -> T:
+def _request_device(settings: Settings, device: str | None) -> str | None:
+    """The device an evaluation names: a local judge was started on --device already; a judge
+    service picks its least busy device unless one is named."""
+    if not settings.remote.url or device is None:
+        return None
+    spec = parse_device_spec(device)
+    if spec.kind == "cpu":
+        return "cpu"
+    if spec.indices is not None and len(spec.indices) == 1:
+        return f"cuda:{spec.indices[0]}"
+    if spec.indices is not None:
+        raise _fail("with --judge, --device names one device (cpu or cuda:N), or none")
+    return None
+
+
+def _with_judge(settings: Settings, work: Callable[[Judge], Awaitable[T]]) -> T:
     async def main() -> T:
-        store = Store(settings.database_path)
-        with err.status("starting the judge…"):
-            judge = LocalJudge(settings.judge, home=settings.home, store=store)
+        where = (
+            f"the judge service at {settings.remote.url}" if settings.remote.url else "the judge"
+        )
+        with err.status(f"starting {where}…"):
+            judge = open_judge(settings)
             await judge.start()
         try:
             return await work(judge)
@@ -109,6 +151,8 @@ def eval_command(
         float | None, typer.Option(min=1, help="Wall-clock limit in seconds.")
     ] = None,
     device: DeviceOption = None,
+    judge_url: JudgeUrlOption = None,
+    judge_token: JudgeTokenOption = None,
 ) -> None:
     """Judge one candidate kernel: correctness on every shape variant, then timing on a GPU.
 
@@ -116,15 +160,18 @@ def eval_command(
     """
     resolved = _load_task(task)
     code = _read_kernel(resolved, kernel, solution)
-    settings = _settings(device, timeout)
+    settings = _settings(device, timeout, judge_url, judge_token)
+    target = _request_device(settings, device)
 
-    async def work(judge: LocalJudge) -> EvalResult:
+    async def work(judge: Judge) -> EvalResult:
         with err.status(f"{resolved.name}: queued") as status:
 
             def progress(phase: Phase, elapsed: float) -> None:
                 status.update(f"{resolved.name}: {phase.value} ({elapsed:.1f}s)")
 
-            return await judge.evaluate(resolved, code, on_progress=progress)
+            return await judge.evaluate(
+                resolved, code, device=target, timeout_s=timeout, on_progress=progress
+            )
 
     result = _with_judge(settings, work)
     if as_json:
@@ -269,16 +316,19 @@ def tasks_lint(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One LintReport per line.")] = False,
     device: DeviceOption = None,
+    judge_url: JudgeUrlOption = None,
+    judge_token: JudgeTokenOption = None,
 ) -> None:
     """Flag tasks a kernel could pass without computing the answer (zeros, constants, outputs
     that do not depend on the inputs), and references that are nondeterministic or produce
     NaN. Exits 1 when any task is flagged."""
     tasks = [_load_task(n) for n in names] if names else bundled_tasks()
-    settings = _settings(device)
+    settings = _settings(device, judge_url=judge_url, judge_token=judge_token)
+    target = _request_device(settings, device)
 
-    async def work(judge: LocalJudge):
+    async def work(judge: Judge):
         with err.status(f"linting {len(tasks)} tasks…"):
-            return await asyncio.gather(*(judge.lint(task) for task in tasks))
+            return await asyncio.gather(*(judge.lint(task, device=target) for task in tasks))
 
     reports = _with_judge(settings, work)
     flagged = 0
@@ -300,6 +350,68 @@ def tasks_lint(
             )
     if flagged:
         raise typer.Exit(1)
+
+
+@judge_app.command("serve")
+def judge_serve(
+    host: Annotated[
+        str | None,
+        typer.Option(help="Address to listen on. Default: ADAEXPLORE_SERVICE__HOST or 127.0.0.1."),
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(
+            min=0, max=65535, help="Default: ADAEXPLORE_SERVICE__PORT or 8765; 0 picks a free one."
+        ),
+    ] = None,
+    gpus: Annotated[
+        str | None,
+        typer.Option(help="GPU indices to serve, e.g. 0,1 (the same as --device cuda:0,1)."),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            help="Bearer token every request must carry; required to listen beyond loopback. "
+            "Default: ADAEXPLORE_SERVICE__TOKEN."
+        ),
+    ] = None,
+    device: DeviceOption = None,
+) -> None:
+    """Serve the judge over HTTP (docs/judge-service.md) until Ctrl-C; clients use it with
+    --judge URL."""
+    from adaexplore_mcp.judge.server import serve
+
+    if gpus is not None and device is not None:
+        raise _fail("give --gpus or --device, not both")
+    if gpus is not None:
+        device = "cuda:" + gpus.replace(" ", "")
+    try:
+        settings = _settings(device)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    overrides = {"host": host, "port": port, "token": token}
+    service = settings.service.model_copy(
+        update={key: value for key, value in overrides.items() if value is not None}
+    )
+
+    def listening(url: str) -> None:
+        auth = "a bearer token required" if service.token else "no token: this machine only"
+        out.print(f"listening on {url} ({auth})", markup=False)
+        out.print(f"use it with: adaexplore-mcp eval TASK KERNEL --judge {url}", markup=False)
+        sys.stdout.flush()
+
+    with err.status("starting the judge…") as status:
+
+        def ready(url: str) -> None:
+            status.stop()
+            listening(url)
+
+        try:
+            asyncio.run(serve(settings.judge, service, settings.home, on_listening=ready))
+        except JudgeError as exc:
+            raise _fail(f"the judge could not start: {exc}", EXIT_JUDGE) from None
+        except ValueError as exc:
+            raise _fail(str(exc)) from None
 
 
 if __name__ == "__main__":
