@@ -66,7 +66,7 @@ class RemoteJudge:
         if not settings.url:
             raise ValueError("RemoteJudge needs a URL (--judge or ADAEXPLORE_REMOTE__URL)")
         self.settings = settings
-        self.url = settings.url.rstrip("/")
+        self.url = settings.url.rstrip("/").removesuffix(API_PREFIX)
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
         self._health: HealthResponse | None = None
@@ -259,8 +259,8 @@ def _exception(error: ErrorResponse, url: str) -> Exception:
         return QueueFull(f"{message} (judge service at {url})")
     if code is ErrorCode.UNAUTHORIZED:
         return JudgeUnavailable(
-            f"the judge service at {url} refused the request: {message}. Pass the service's "
-            "token with --judge-token or ADAEXPLORE_REMOTE__TOKEN"
+            f"the judge service at {url} refused the token (or its absence): pass the "
+            "service's token with --judge-token or ADAEXPLORE_REMOTE__TOKEN"
         )
     if code is ErrorCode.JUDGE_UNAVAILABLE:
         return JudgeUnavailable(f"{message} (judge service at {url})")
