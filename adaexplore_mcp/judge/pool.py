@@ -158,6 +158,8 @@ class LocalJudge:
             odd_trials=self.settings.odd_trials,
             tolerances=self.settings.tolerances,
             timing=self.settings.timing,
+            integrity=self.settings.integrity,
+            sandbox=self.settings.sandbox,
             gpu_lock=lane.lock,
             output_limit_bytes=self.settings.output_limit_mb * 2**20,
             cache_dir=str(self.home / "cache") if kind == "baseline" else None,
