@@ -107,3 +107,12 @@ PHASE_WORDS = {
     Phase.TIMING: "timing",
     Phase.DONE: "finishing",
 }
+
+
+class Violation(Exception):
+    """A named integrity check failed."""
+
+    def __init__(self, check: str, detail: str) -> None:
+        super().__init__(f"{check}: {detail}")
+        self.check = check
+        self.detail = detail

@@ -19,8 +19,8 @@ import torch
 
 from adaexplore_mcp.judge import messages
 from adaexplore_mcp.judge.compare import Comparison, as_outputs, first_modified
-from adaexplore_mcp.judge.errors import KERNEL_FILE, classify, describe
-from adaexplore_mcp.judge.guard import Guard, Violation
+from adaexplore_mcp.judge.errors import KERNEL_FILE, Violation, classify, describe
+from adaexplore_mcp.judge.guard import Guard
 from adaexplore_mcp.judge.harness import (
     Channel,
     TaskRuntime,

@@ -24,138 +24,17 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import sysconfig
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
-# Torch operators a forward may call besides its Triton kernels: allocation, views, reshapes,
-# copies and conversions. Anything else (a matmul, a reduction, an activation) is the
-# computation itself and belongs in a kernel. Documented in docs/integrity.md.
-GLUE_OPS = frozenset(
-    {
-        # allocation
-        "empty",
-        "empty_like",
-        "empty_strided",
-        "new_empty",
-        "new_empty_strided",
-        "zeros",
-        "zeros_like",
-        "new_zeros",
-        "ones",
-        "ones_like",
-        "new_ones",
-        "full",
-        "full_like",
-        "new_full",
-        "fill",
-        "fill_",
-        "zero_",
-        "arange",
-        "scalar_tensor",
-        "lift_fresh",
-        "lift_fresh_copy",
-        "resize_",
-        # views and layout
-        "view",
-        "_unsafe_view",
-        "_reshape_alias",
-        "reshape",
-        "as_strided",
-        "expand",
-        "permute",
-        "transpose",
-        "t",
-        "squeeze",
-        "unsqueeze",
-        "flatten",
-        "unflatten",
-        "slice",
-        "select",
-        "narrow",
-        "split",
-        "split_with_sizes",
-        "chunk",
-        "unbind",
-        "alias",
-        "detach",
-        "view_as_real",
-        "view_as_complex",
-        # copies and conversions
-        "clone",
-        "contiguous",
-        "copy_",
-        "_to_copy",
-        "to",
-        "cat",
-        "stack",
-        "constant_pad_nd",
-        "_local_scalar_dense",
-        "record_stream",
-        # size and stride queries
-        "sym_size",
-        "sym_stride",
-        "sym_numel",
-        "sym_storage_offset",
-        "is_contiguous",
-        "is_same_size",
-    }
-)
-
-_STDLIB = tuple(
-    {os.path.realpath(p) + os.sep for p in (sysconfig.get_paths()["stdlib"],)}
-    | {os.path.realpath(os.path.dirname(os.__file__)) + os.sep}
-)
-
-_WATCHED_EVENTS = frozenset(
-    {
-        "open",
-        "os.system",
-        "os.exec",
-        "os.posix_spawn",
-        "os.spawn",
-        "os.fork",
-        "os.forkpty",
-        "os.kill",
-        "os.killpg",
-        "subprocess.Popen",
-        "pty.spawn",
-        "socket.connect",
-        "socket.bind",
-        "socket.sendto",
-        "socket.sendmsg",
-        "socket.getaddrinfo",
-        "gc.get_objects",
-        "gc.get_referrers",
-        "gc.get_referents",
-        "sys._getframe",
-        "sys._current_frames",
-        "object.__getattr__",
-        "sys.settrace",
-        "sys.setprofile",
-        "ctypes.dlopen",
-        "ctypes.cdata",
-        "ctypes.addressof",
-        "ctypes.string_at",
-    }
-)
-_FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
-_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
-
-
-class Violation(Exception):
-    """A named integrity check failed."""
-
-    def __init__(self, check: str, detail: str) -> None:
-        super().__init__(f"{check}: {detail}")
-        self.check = check
-        self.detail = detail
+from adaexplore_mcp.judge.audit import audit_hook
+from adaexplore_mcp.judge.errors import Violation
+from adaexplore_mcp.judge.op_recorder import OpRecorder
 
 
 @dataclass
@@ -187,7 +66,7 @@ class Guard:
         self._precision = _precision_state()
         self._threads = {thread.ident or 0 for thread in threading.enumerate()}
         self._snapshot = _snapshot_functions()
-        sys.addaudithook(_audit_hook(self.kernel_path, self.workdir, self._events))
+        sys.addaudithook(audit_hook(self.kernel_path, self.workdir, self._events))
         self._installed = True
 
     def _patch_launchers(self) -> None:
@@ -243,7 +122,7 @@ class Guard:
         report = CallReport()
         before = self._launches[0]
         native_threads = _native_thread_count()
-        mode = _OpRecorder(report.torch_ops, self._in_launch) if record_ops else None
+        mode = OpRecorder(report.torch_ops, self._in_launch) if record_ops else None
         with mode if mode is not None else contextlib.nullcontext():
             yield report
         report.launches = self._launches[0] - before
@@ -290,20 +169,6 @@ class Guard:
                 "forward left a new native thread running; all work must be finished (and "
                 "timed) when forward returns",
             )
-
-
-class _OpRecorder(TorchDispatchMode):
-    def __init__(self, counts: dict[str, int], in_launch: list[int]) -> None:
-        super().__init__()
-        self.counts = counts
-        self.in_launch = in_launch
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if not self.in_launch[0]:
-            name = func.overloadpacket.__name__
-            if name not in GLUE_OPS:
-                self.counts[name] = self.counts.get(name, 0) + 1
-        return func(*args, **(kwargs or {}))
 
 
 def _launcher_classes() -> list[type]:
@@ -397,115 +262,3 @@ def _native_thread_count() -> int:
         return len(os.listdir("/proc/self/task"))
     except OSError:
         return 0
-
-
-def _audit_hook(
-    kernel_path: str, workdir: str, events: list[Violation]
-) -> Callable[[str, tuple], None]:
-    """The hook refuses what the candidate's own code does (the innermost frame outside the
-    standard library is the kernel file); the same action taken by torch or Triton on its
-    behalf (Triton runs ptxas, writes its cache) is theirs and allowed."""
-    busy = [False]
-    own_pid = str(os.getpid())
-
-    def candidate_frame(direct: bool) -> bool:
-        frame = sys._getframe(3)  # past this function, _judge and hook: the event's own frame
-        while frame is not None:
-            filename = frame.f_code.co_filename
-            if os.path.realpath(filename) == kernel_path:
-                return True
-            if direct and not filename.endswith("inspect.py"):
-                return False
-            if not filename.startswith(_STDLIB) and not filename.startswith("<frozen"):
-                return False
-            frame = frame.f_back
-        return False
-
-    def hook(event: str, args: tuple) -> None:
-        if event not in _WATCHED_EVENTS or busy[0]:
-            return
-        busy[0] = True
-        try:
-            verdict = _judge(event, args)
-        finally:
-            busy[0] = False
-        if verdict is not None:
-            violation = Violation(verdict[0], verdict[1])
-            events.append(violation)
-            raise PermissionError(f"refused by the judge: {verdict[1]}")
-
-    def _judge(event: str, args: tuple) -> tuple[str, str] | None:
-        rule = _rule(event, args, workdir, own_pid)
-        if rule is None:
-            return None
-        check, detail, direct = rule
-        return (check, detail) if candidate_frame(direct) else None
-
-    return hook
-
-
-def _rule(event: str, args: tuple, workdir: str, own_pid: str) -> tuple[str, str, bool] | None:
-    """(check, reason, direct) when ``event`` is refused if the kernel's code caused it;
-    ``direct``: only when the kernel's own frame (or ``inspect`` on its behalf) raised it,
-    because the standard library asks for frames on its own (namedtuple, dataclasses)."""
-    if event == "open":
-        return _open_rule(args, workdir, own_pid)
-    if event.startswith(("os.", "subprocess.", "pty.")):
-        return (
-            "process_spawn",
-            f"{event} is not allowed: a kernel may not start or signal processes",
-            False,
-        )
-    if event.startswith("socket."):
-        return "network", f"{event} is not allowed: a kernel has no network access", False
-    if event.startswith("ctypes."):
-        return (
-            "harness_tampering",
-            f"{event} is not allowed: raw memory access can read or patch the judge",
-            False,
-        )
-    if event.startswith("gc.") or event == "sys._current_frames":
-        return (
-            "harness_tampering",
-            f"{event}() is not allowed: it reaches the judge's objects",
-            False,
-        )
-    if event in ("sys.settrace", "sys.setprofile"):
-        return "harness_tampering", f"{event}() is not allowed: it observes the judge", False
-    if event == "sys._getframe" or (
-        event == "object.__getattr__" and len(args) > 1 and args[1] in _FRAME_ATTRIBUTES
-    ):
-        return (
-            "harness_tampering",
-            "frame access is not allowed: it reaches the judge's variables",
-            True,
-        )
-    return None
-
-
-def _open_rule(args: tuple, workdir: str, own_pid: str) -> tuple[str, str, bool] | None:
-    path, mode, flags = (*args, None, None, None)[:3]
-    if not isinstance(path, str | bytes):
-        return None  # a file descriptor
-    path = os.fsdecode(path)
-    real = os.path.realpath(path)
-    if real.startswith("/proc/"):
-        parts = real.split("/")
-        if parts[2] not in ("self", "thread-self", own_pid):
-            return (
-                "harness_tampering",
-                f"reading {path} is not allowed: another process's "
-                "state is where the judge keeps its environment",
-                False,
-            )
-        if real.endswith("/mem"):
-            return "harness_tampering", "reading process memory is not allowed", False
-        return None
-    writes = bool(set(mode or "") & set("wax+")) or bool((flags or 0) & _WRITE_FLAGS)
-    if writes and not (real + os.sep).startswith(workdir) and real != os.devnull:
-        return (
-            "file_write",
-            f"writing {path} is not allowed; a kernel may only write inside its working directory",
-            False,
-        )
-    return None

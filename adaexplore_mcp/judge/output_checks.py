@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from adaexplore_mcp.judge.compare import Comparison, as_outputs
-from adaexplore_mcp.judge.guard import Violation
+from adaexplore_mcp.judge.errors import Violation
 
 
 def check_output_kinds(actual: Any, expected: Any) -> None:

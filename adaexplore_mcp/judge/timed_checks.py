@@ -23,7 +23,7 @@ import torch
 
 from adaexplore_mcp.config import IntegritySettings
 from adaexplore_mcp.judge.compare import Comparison
-from adaexplore_mcp.judge.guard import Violation
+from adaexplore_mcp.judge.errors import Violation
 from adaexplore_mcp.judge.output_checks import check_output_kinds
 
 

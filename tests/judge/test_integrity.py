@@ -11,7 +11,7 @@ import torch
 from adaexplore_mcp.config import IntegritySettings, JudgeSettings
 from adaexplore_mcp.judge import Status
 from adaexplore_mcp.judge.compare import Comparison
-from adaexplore_mcp.judge.guard import Violation
+from adaexplore_mcp.judge.errors import Violation
 from adaexplore_mcp.judge.timed_checks import (
     TimedAudit,
     check_side_streams,
