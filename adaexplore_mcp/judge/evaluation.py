@@ -136,7 +136,7 @@ class Evaluation:
             self.phases.compile_s = time.perf_counter() - started
             self._fail(exc, Phase.COMPILING, loading=True)
         if self.guard is not None:
-            self.guard.check("while the kernel's module was imported")
+            self.guard.check(_moment(Phase.COMPILING, loading=True))
         candidate_cls = getattr(module, "ModelNew", None)
         if not isinstance(candidate_cls, type):
             raise _Verdict(
@@ -265,8 +265,6 @@ class Evaluation:
         except Violation:
             raise
         except BaseException as exc:
-            if self.guard is not None:
-                self.guard.check("during forward")  # a refused action explains the error
             if first or new_shape:  # a failed compile is still compile time
                 self.phases.compile_s += time.perf_counter() - started
             self._fail(exc, phase, loading=False)
@@ -313,15 +311,13 @@ class Evaluation:
                     gap_ms = work_after_return_ms(call, flush)
                     bandwidth = device_bandwidth(self.device)
             except BaseException as exc:
-                if self.guard is not None:
-                    self.guard.check("during the timed calls")
                 self._fail(exc, Phase.TIMING, loading=False)
             self.phases.timing_s = time.perf_counter() - started
             self.kernel_s += measured.warmup_s + measured.events.median_ms * measured.events.n / 1e3
         check_started = time.perf_counter()
         with self.shared():
             if self.guard is not None and audit is not None:
-                self.guard.check("during the timed calls")
+                self.guard.check(_moment(Phase.TIMING, loading=False))
                 audit.verify(
                     lambda args: runtime.run_reference(reference, args),
                     Comparison(self.job.tolerances, self.task.tolerance),
@@ -382,6 +378,8 @@ class Evaluation:
     # -- verdicts ----------------------------------------------------------------------------
 
     def _fail(self, exc: BaseException, phase: Phase, *, loading: bool):
+        if self.guard is not None:  # an action the guard refused is why it failed
+            self.guard.check(_moment(phase, loading=loading))
         status = classify(exc, phase, loading=loading)
         detail = describe(exc, phase, KERNEL_FILE)
         raise _Verdict(
@@ -420,6 +418,13 @@ class Evaluation:
             phases=self.phases,
             **fields,
         )
+
+
+def _moment(phase: Phase, *, loading: bool) -> str:
+    """When a guard check ran, for its message."""
+    if loading:
+        return "while the kernel was loaded"
+    return "during the timed calls" if phase is Phase.TIMING else "during forward"
 
 
 def _poison(specs: list[tuple[Any, Any]], device: torch.device) -> None:
