@@ -45,6 +45,11 @@ class Comparison:
         self.max_abs_error = 0.0
         self.max_rel_error = 0.0
 
+    def fresh(self) -> Comparison:
+        """The same policy with its own maxima: for extra checks whose errors are not part of
+        the reported correctness."""
+        return Comparison(self.tolerances, self.override)
+
     def compare(self, actual: Any, expected: Any, *, variant: str, trial: int) -> Mismatch | None:
         """None when every output matches; otherwise the first mismatch, fully described."""
         got, want = as_outputs(actual), as_outputs(expected)

@@ -320,7 +320,7 @@ class Evaluation:
                 self.guard.check(_moment(Phase.TIMING, loading=False))
                 audit.verify(
                     lambda args: runtime.run_reference(reference, args),
-                    Comparison(self.job.tolerances, self.task.tolerance),
+                    self.comparison.fresh(),
                     variant.describe(),
                 )
             self._check_after_timing(
@@ -365,7 +365,7 @@ class Evaluation:
         _poison(self._main_output_specs, self.device)
         actual = self._call_candidate(candidate, inputs, new_shape=False)
         expected = runtime.run_reference(reference, fresh)
-        mismatch = Comparison(self.job.tolerances, self.task.tolerance).compare(
+        mismatch = self.comparison.fresh().compare(
             actual, expected, variant=variant.describe(), trial=-1
         )
         if mismatch is not None:

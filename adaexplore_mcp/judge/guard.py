@@ -121,13 +121,13 @@ class Guard:
         (off for calls that compile, where Triton's autotuner runs torch code of its own)."""
         report = CallReport()
         before = self._launches[0]
-        native_threads = _native_thread_count()
+        native_threads = _native_thread_count() if record_ops else None
         mode = OpRecorder(report.torch_ops, self._in_launch) if record_ops else None
         with mode if mode is not None else contextlib.nullcontext():
             yield report
         report.launches = self._launches[0] - before
         self.check("during forward")
-        self._check_threads(native_threads if record_ops else None)
+        self._check_threads(native_threads)
         if (
             self.device.type == "cuda"
             and torch.cuda.current_stream() != torch.cuda.default_stream()

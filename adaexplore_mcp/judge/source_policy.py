@@ -290,14 +290,11 @@ def _is_launch(node: ast.AST) -> bool:
 
 def _calls(node: ast.AST) -> list[str]:
     """Names called in ``node``: ``f(...)`` and ``self.f(...)`` both give ``f``."""
-    names = []
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Call):
-            if isinstance(sub.func, ast.Name):
-                names.append(sub.func.id)
-            elif isinstance(sub.func, ast.Attribute):
-                names.append(sub.func.attr)
-    return names
+    return [
+        name
+        for sub in ast.walk(node)
+        if isinstance(sub, ast.Call) and (name := _last_name(sub.func)) is not None
+    ]
 
 
 def _launching_functions(tree: ast.Module) -> set[str]:
@@ -340,6 +337,6 @@ def _first_launch(statement: ast.stmt, launchers: set[str]) -> ast.AST | None:
     for sub in ast.walk(statement):
         if _is_launch(sub):
             return sub
-        if isinstance(sub, ast.Call) and _calls(sub)[:1] and _calls(sub)[0] in launchers:
+        if isinstance(sub, ast.Call) and _last_name(sub.func) in launchers:
             return sub
     return None
