@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
@@ -44,6 +46,23 @@ class SyncJudge:
 
     def lint(self, task, **kwargs):
         return self.loop.run(self.judge.lint(task, **kwargs))
+
+
+def run_cli(
+    *args: str, home: Path, stdin: str | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess:
+    """``adaexplore-mcp ARGS`` in a subprocess, with ADAEXPLORE_HOME=home and no other
+    ADAEXPLORE_* setting inherited."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ADAEXPLORE_")}
+    env["ADAEXPLORE_HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-m", "adaexplore_mcp.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        input=stdin,
+        timeout=timeout,
+    )
 
 
 def cpu_settings(**overrides: Any) -> JudgeSettings:

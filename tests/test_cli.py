@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -14,20 +11,9 @@ from typer.testing import CliRunner
 from adaexplore_mcp.cli import app
 from adaexplore_mcp.tasks import bundled_solution, bundled_tasks
 
+from .conftest import run_cli as cli
+
 runner = CliRunner()
-
-
-def cli(*args: str, home: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ADAEXPLORE_")}
-    env["ADAEXPLORE_HOME"] = str(home)
-    return subprocess.run(
-        [sys.executable, "-m", "adaexplore_mcp.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        input=stdin,
-        timeout=300,
-    )
 
 
 def test_eval_solution_as_json(tmp_path):

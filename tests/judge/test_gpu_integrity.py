@@ -8,7 +8,7 @@ import pytest
 from adaexplore_mcp.judge import Status
 from adaexplore_mcp.tasks import get_bundled_task, parse_task
 
-from .exploits import EXPLOITS, GPU_EXPLOITS, IDENTITY_TASK, TOUCH_KERNEL, Exploit
+from .exploits import EXPLOITS, GPU_EXPLOITS, IDENTITY_TASK, Exploit, touching
 from .test_gpu import _has_gpu, gpu_judge  # noqa: F401  (the module's GPU judge fixture)
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not _has_gpu(), reason="needs a CUDA GPU")]
@@ -33,12 +33,7 @@ def test_every_exploit_is_rejected_on_a_gpu(gpu_judge, exploit: Exploit):  # noq
 
 def test_stale_memory_never_passes_on_a_gpu(gpu_judge):  # noqa: F811
     judge, _ = gpu_judge
-    code = (
-        "import torch\nimport torch.nn as nn\n"
-        + TOUCH_KERNEL
-        + "\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
-        "        touch_kernel[(1,)](x, x.numel(), BLOCK=128)\n        return torch.empty_like(x)\n"
-    )
+    code = touching("torch.empty_like(x)")
     result = judge.evaluate(TASKS["softmax"], code)
     assert result.status is Status.INCORRECT, result.message
 

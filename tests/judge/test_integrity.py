@@ -19,7 +19,7 @@ from adaexplore_mcp.judge.timed_checks import (
 )
 from adaexplore_mcp.tasks import get_bundled_task, parse_task
 
-from .exploits import EXPLOITS, IDENTITY_TASK, TOUCH_KERNEL, Exploit, wrapped
+from .exploits import EXPLOITS, IDENTITY_TASK, Exploit, touching, wrapped
 
 TASKS = {
     "softmax": get_bundled_task("softmax"),
@@ -75,12 +75,7 @@ def test_writing_inside_the_working_directory_is_allowed(cpu_judge):
 
 def test_stale_memory_never_passes_for_an_answer(cpu_judge):
     """An output the kernel never writes holds the judge's poison, not a previous answer."""
-    code = (
-        "import torch\nimport torch.nn as nn\n"
-        + TOUCH_KERNEL
-        + "\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
-        "        touch_kernel[(1,)](x, x.numel(), BLOCK=128)\n        return torch.empty_like(x)\n"
-    )
+    code = touching("torch.empty_like(x)")
     result = cpu_judge.evaluate(TASKS["softmax"], code)
     assert result.status is Status.INCORRECT
     assert result.correctness.mismatch.kind in ("nonfinite", "values")

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import socket
-import subprocess
-import sys
 import time
 
 import httpx
@@ -28,7 +25,7 @@ from adaexplore_mcp.judge import service as service_module
 from adaexplore_mcp.judge.server import check_bind
 from adaexplore_mcp.tasks import TaskError
 
-from ..conftest import cpu_settings
+from ..conftest import cpu_settings, run_cli
 from .servers import (
     GELU,
     RunningService,
@@ -390,33 +387,23 @@ def test_beyond_loopback_a_token_is_required(host):
     check_bind(ServiceSettings(host=host, token=TOKEN))
 
 
-def _cli(*args: str, home) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ADAEXPLORE_")}
-    env["ADAEXPLORE_HOME"] = str(home)
-    return subprocess.run(
-        [sys.executable, "-m", "adaexplore_mcp.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-
-
 def test_cli_serve_refuses_to_listen_beyond_loopback_without_a_token(tmp_path):
-    proc = _cli("judge", "serve", "--host", "0.0.0.0", "--device", "cpu", home=tmp_path)
+    proc = run_cli(
+        "judge", "serve", "--host", "0.0.0.0", "--device", "cpu", home=tmp_path, timeout=120
+    )
     assert proc.returncode == 2
     assert "refusing to listen on 0.0.0.0 without a token" in proc.stderr
 
 
 def test_cli_eval_and_lint_through_the_service(guarded, tmp_path):
     auth = ("--judge", guarded.url, "--judge-token", TOKEN)
-    proc = _cli("eval", "gelu", "--solution", "--json", *auth, home=tmp_path)
+    proc = run_cli("eval", "gelu", "--solution", "--json", *auth, home=tmp_path, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["status"] == "correct"
     assert not (tmp_path / "adaexplore.sqlite3").exists()  # nothing ran here
-    proc = _cli("tasks", "lint", "softmax", *auth, home=tmp_path)
+    proc = run_cli("tasks", "lint", "softmax", *auth, home=tmp_path, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("ok")
-    proc = _cli("eval", "gelu", "--solution", "--judge", guarded.url, home=tmp_path)
+    proc = run_cli("eval", "gelu", "--solution", "--judge", guarded.url, home=tmp_path, timeout=120)
     assert proc.returncode == 3
     assert "--judge-token" in proc.stderr
