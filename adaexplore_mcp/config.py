@@ -8,6 +8,7 @@ environment on its own.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
 from pydantic import BaseModel, Field, field_validator
@@ -172,6 +173,67 @@ class ServiceSettings(BaseModel):
     max_body_mb: float = Field(default=4.0, gt=0)
 
 
+class LLMSettings(BaseModel):
+    """The language model used to distil rules and to drive searches (``adaexplore_mcp.llm``).
+
+    API keys are read from the provider's usual variable (``ANTHROPIC_API_KEY``,
+    ``OPENAI_API_KEY``), never from this model's dump.
+    """
+
+    provider: Literal["anthropic", "openai"] | None = Field(
+        default=None, description="None: no model is configured (rules come from the agent)."
+    )
+    model: str | None = Field(default=None, description="The provider's model name.")
+    base_url: str | None = Field(
+        default=None, description="An OpenAI-compatible server (vLLM, a proxy) or a gateway."
+    )
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0, description="On rate limits (429) and 5xx.")
+    backoff_s: float = Field(default=1.0, gt=0, description="First retry delay; doubles.")
+    max_tokens: int = Field(default=4096, ge=1)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+
+
+class MemorySettings(BaseModel):
+    """The skill memory: how failures become active "You cannot …" rules."""
+
+    threshold: int = Field(
+        default=3,
+        ge=1,
+        description="Distinct tasks whose failures must support a rule before it is active.",
+    )
+    merge_similarity: float = Field(
+        default=0.75,
+        gt=0,
+        le=1,
+        description="Word overlap (Jaccard, after normalisation) at which a new rule merges into "
+        "an existing one without asking the model.",
+    )
+    judge_similarity: float = Field(
+        default=0.35,
+        gt=0,
+        le=1,
+        description="Word overlap from which the model (when one is configured) is asked whether "
+        "two rules state the same prohibition.",
+    )
+    distill_with_llm: bool = Field(
+        default=True,
+        description="Distil rules from failures with the configured model when the agent gave "
+        "no rule text.",
+    )
+    token_budget: int = Field(
+        default=800, ge=16, description="Most tokens of rules get_rules returns for a prompt."
+    )
+    max_rules: int = Field(default=20, ge=1, le=500, description="get_rules' default limit.")
+    starter: bool = Field(
+        default=True, description="Load the starter memory shipped with the package."
+    )
+
+
+class SearchSettings(BaseModel):
+    """The MCTS search engine (``adaexplore_mcp.search_engine``)."""
+
+
 def database_path(home: Path) -> Path:
     """The SQLite database under a home directory."""
     return home / "adaexplore.sqlite3"
@@ -187,6 +249,9 @@ class Settings(BaseSettings):
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     remote: RemoteJudgeSettings = Field(default_factory=RemoteJudgeSettings)
     service: ServiceSettings = Field(default_factory=ServiceSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
 
     @property
     def database_path(self) -> Path:

@@ -31,6 +31,50 @@ _MIGRATIONS: list[str] = [
         record       TEXT NOT NULL
     );
     """,
+    # 2: the skill memory: failures, the rules distilled from them, and which failure supports
+    # which rule. A rule's support is derived from its links (plus what an import carried).
+    """
+    CREATE TABLE failures (
+        id           INTEGER PRIMARY KEY,
+        task         TEXT NOT NULL,
+        code_hash    TEXT NOT NULL,
+        code         TEXT NOT NULL,
+        signature    TEXT NOT NULL,
+        error_type   TEXT NOT NULL,
+        error        TEXT NOT NULL,
+        torch        TEXT,
+        triton       TEXT,
+        gpu_arch     TEXT,
+        origin       TEXT NOT NULL,
+        created_at   REAL NOT NULL,
+        UNIQUE (task, code_hash, signature)
+    );
+    CREATE INDEX failures_by_signature ON failures (signature);
+    CREATE TABLE rules (
+        id               INTEGER PRIMARY KEY,
+        text             TEXT NOT NULL,
+        normalized       TEXT NOT NULL UNIQUE,
+        status           TEXT NOT NULL CHECK (status IN ('candidate', 'active', 'retired')),
+        kernel_specific  INTEGER NOT NULL DEFAULT 0,
+        imported_support INTEGER NOT NULL DEFAULT 0,
+        provenance       TEXT NOT NULL,
+        first_seen       REAL NOT NULL,
+        last_seen        REAL NOT NULL
+    );
+    CREATE INDEX rules_by_status ON rules (status);
+    CREATE TABLE rule_failures (
+        rule_id      INTEGER NOT NULL REFERENCES rules (id) ON DELETE CASCADE,
+        failure_id   INTEGER NOT NULL REFERENCES failures (id) ON DELETE CASCADE,
+        linked_at    REAL NOT NULL,
+        PRIMARY KEY (rule_id, failure_id)
+    );
+    CREATE INDEX rule_failures_by_failure ON rule_failures (failure_id);
+    CREATE TABLE memory_generation (
+        id           INTEGER PRIMARY KEY CHECK (id = 1),
+        generation   INTEGER NOT NULL
+    );
+    INSERT INTO memory_generation VALUES (1, 0);
+    """,
 ]
 
 
