@@ -69,11 +69,11 @@ _MIGRATIONS: list[str] = [
         PRIMARY KEY (rule_id, failure_id)
     );
     CREATE INDEX rule_failures_by_failure ON rule_failures (failure_id);
-    CREATE TABLE memory_generation (
-        id           INTEGER PRIMARY KEY CHECK (id = 1),
-        generation   INTEGER NOT NULL
+    CREATE TABLE memory_meta (
+        key          TEXT PRIMARY KEY,
+        value        TEXT NOT NULL
     );
-    INSERT INTO memory_generation VALUES (1, 0);
+    INSERT INTO memory_meta VALUES ('generation', '0');
     """,
 ]
 
