@@ -231,7 +231,136 @@ class MemorySettings(BaseModel):
 
 
 class SearchSettings(BaseModel):
-    """The MCTS search engine (``adaexplore_mcp.search_engine``)."""
+    """The MCTS search engine (``adaexplore_mcp.search_engine``, ``docs/search.md``).
+
+    A search keeps the settings it was started with, so changing them affects new searches only.
+    """
+
+    # -- selection ---------------------------------------------------------------------------
+    exploration_weight: float = Field(
+        default=1.0,
+        ge=0,
+        description="C in UCT: score = mean reward + C * sqrt(ln(N_parent + 1) / N_child). "
+        "Rewards lie in [0, 1]; 0 is pure exploitation.",
+    )
+    expansion_weight: float = Field(
+        default=1.0,
+        ge=0,
+        description="Scales the exploration term of a node's expansion option (a new child of "
+        "an inner node) against descending into its existing children; 0 never widens an "
+        "inner node.",
+    )
+    small_quota: int = Field(
+        default=3,
+        ge=0,
+        description="Small-step children a node may have; once reached, the node is expanded "
+        "with large steps only.",
+    )
+    p_large: float = Field(
+        default=0.2,
+        ge=0,
+        le=1,
+        description="Probability of a large step at a node below its small-step quota (the "
+        "root always gets a large step).",
+    )
+    seed: int | None = Field(
+        default=None,
+        description="Seed of the action coin; None draws one per search (stored with it, so "
+        "a search's choices are reproducible).",
+    )
+    # -- context -----------------------------------------------------------------------------
+    working_memory_k: int = Field(
+        default=5,
+        ge=1,
+        description="Kernels in a small step's working memory: the last K of the chain from "
+        "the nearest large-step ancestor to the selected node.",
+    )
+    pool_size: int = Field(
+        default=5, ge=1, description="Kernels in a large step's pool of diverse correct kernels."
+    )
+    similarity_threshold: float = Field(
+        default=0.8,
+        gt=0,
+        le=1,
+        description="Two kernels at least this similar (Jaccard on token 4-grams of the "
+        "normalized code) do not both enter the pool.",
+    )
+    pool_scan: int = Field(
+        default=200,
+        ge=1,
+        description="Best correct kernels considered for the pool (bounds the cost of a "
+        "selection on large trees).",
+    )
+    # -- reward ------------------------------------------------------------------------------
+    reward_compile_error: float = Field(default=0.0, ge=0, le=1)
+    reward_rejected: float = Field(
+        default=0.0, ge=0, le=1, description="A kernel that failed an integrity check."
+    )
+    reward_runtime_error: float = Field(default=0.05, ge=0, le=1)
+    reward_timeout: float = Field(default=0.05, ge=0, le=1)
+    reward_incorrect: float = Field(default=0.1, ge=0, le=1)
+    reward_correct_floor: float = Field(
+        default=0.3,
+        ge=0,
+        lt=1,
+        description="Reward of the slowest correct kernel; correct kernels lie in "
+        "[floor, 1] by log-speedup.",
+    )
+    speedup_cap: float = Field(
+        default=10.0,
+        gt=1,
+        description="Speedups at or above this get reward 1 and at or below its inverse get "
+        "the floor.",
+    )
+    unmeasured_speedup: float = Field(
+        default=1.0,
+        gt=0,
+        description="Speedup assumed for a correct kernel whose timing is not meaningful (the "
+        "judge's CPU mode).",
+    )
+    speedup_baseline: Literal["eager", "compile"] = Field(
+        default="eager", description="Which baseline the reward's speedup is measured against."
+    )
+    # -- concurrency -------------------------------------------------------------------------
+    virtual_loss: float = Field(
+        default=1.0,
+        ge=0,
+        description="Visits of reward 0 each outstanding selection adds to its node and every "
+        "ancestor, so concurrent workers are handed different nodes.",
+    )
+    lease_timeout_s: float = Field(
+        default=900.0,
+        gt=0,
+        description="A selection nobody acts on stops counting (virtual loss and reserved "
+        "budget) after this long.",
+    )
+    # -- budgets and the best kernel ---------------------------------------------------------
+    max_steps: int = Field(
+        default=100, ge=1, description="Default step budget: evaluated nodes per search."
+    )
+    max_wall_s: float | None = Field(
+        default=None, gt=0, description="Default wall-clock budget per search; None: none."
+    )
+    max_tokens: int | None = Field(
+        default=None, ge=1, description="Default token budget per search; None: none."
+    )
+    remeasure_top_k: int = Field(
+        default=3, ge=1, description="Best correct kernels re-measured to decide the best."
+    )
+    remeasure_count: int = Field(
+        default=3, ge=1, description="Extra evaluations of each re-measured kernel."
+    )
+
+    def model_post_init(self, context: object, /) -> None:
+        # a failure must never outscore a correct kernel, nor a worse failure a milder one
+        rising = [self.reward_compile_error, self.reward_runtime_error, self.reward_incorrect]
+        failures = [*rising, self.reward_rejected, self.reward_timeout]
+        if rising != sorted(rising) or max(failures) >= self.reward_correct_floor:
+            raise ValueError(
+                "rewards must rise: reward_compile_error <= reward_runtime_error <= "
+                "reward_incorrect, and every failure's reward must stay below "
+                "reward_correct_floor"
+            )
 
 
 def database_path(home: Path) -> Path:

@@ -75,6 +75,80 @@ _MIGRATIONS: list[str] = [
     );
     INSERT INTO memory_meta VALUES ('generation', '0');
     """,
+    # 3: search trees (adaexplore_mcp.search_engine): searches, their nodes (numbered per search,
+    # root 0), the leases that hold virtual loss on a selected node, and the re-measurements
+    # that decide the best kernel. The task is stored whole so a search resumes without its file.
+    """
+    CREATE TABLE searches (
+        id           TEXT PRIMARY KEY,
+        task_name    TEXT NOT NULL,
+        task_hash    TEXT NOT NULL,
+        task         TEXT NOT NULL,
+        settings     TEXT NOT NULL,
+        budget       TEXT NOT NULL,
+        label        TEXT,
+        seed         INTEGER NOT NULL,
+        forked_from  TEXT,
+        forked_node  INTEGER,
+        created_at   REAL NOT NULL,
+        steps        INTEGER NOT NULL DEFAULT 0,
+        evaluations  INTEGER NOT NULL DEFAULT 0,
+        tokens       INTEGER NOT NULL DEFAULT 0,
+        active_s     REAL NOT NULL DEFAULT 0,
+        tick_at      REAL NOT NULL,
+        selections   INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX searches_by_task ON searches (task_name, created_at);
+    CREATE TABLE search_nodes (
+        search_id    TEXT NOT NULL REFERENCES searches (id) ON DELETE CASCADE,
+        id           INTEGER NOT NULL,
+        parent_id    INTEGER,
+        action       TEXT NOT NULL CHECK (action IN ('root', 'small', 'large')),
+        depth        INTEGER NOT NULL,
+        code         TEXT,
+        code_hash    TEXT,
+        edits        TEXT,
+        result       TEXT,
+        status       TEXT,
+        speedup      REAL,
+        runtime_ms   REAL,
+        reward       REAL,
+        visits       INTEGER NOT NULL DEFAULT 0,
+        value_sum    REAL NOT NULL DEFAULT 0,
+        author       TEXT,
+        note         TEXT,
+        tokens       INTEGER NOT NULL DEFAULT 0,
+        copied_from  INTEGER,
+        created_at   REAL NOT NULL,
+        PRIMARY KEY (search_id, id),
+        FOREIGN KEY (search_id, parent_id) REFERENCES search_nodes (search_id, id)
+    );
+    CREATE INDEX search_nodes_by_parent ON search_nodes (search_id, parent_id);
+    CREATE TABLE search_leases (
+        id           INTEGER PRIMARY KEY,
+        search_id    TEXT NOT NULL REFERENCES searches (id) ON DELETE CASCADE,
+        node_id      INTEGER NOT NULL,
+        action       TEXT NOT NULL,
+        author       TEXT,
+        claimed      INTEGER NOT NULL DEFAULT 0,
+        created_at   REAL NOT NULL,
+        expires_at   REAL NOT NULL,
+        FOREIGN KEY (search_id, node_id) REFERENCES search_nodes (search_id, id)
+    );
+    CREATE INDEX search_leases_by_search ON search_leases (search_id, expires_at);
+    CREATE TABLE search_measurements (
+        id           INTEGER PRIMARY KEY,
+        search_id    TEXT NOT NULL,
+        node_id      INTEGER NOT NULL,
+        status       TEXT NOT NULL,
+        runtime_ms   REAL,
+        speedup      REAL,
+        device       TEXT,
+        created_at   REAL NOT NULL,
+        FOREIGN KEY (search_id, node_id) REFERENCES search_nodes (search_id, id) ON DELETE CASCADE
+    );
+    CREATE INDEX search_measurements_by_node ON search_measurements (search_id, node_id);
+    """,
 ]
 
 
