@@ -1,0 +1,51 @@
+"""The skill memory: compile and runtime failures distilled into "You cannot …" rules that are
+merged when they repeat, activated when failures on several tasks support them, and injected
+into every prompt."""
+
+from adaexplore_mcp.memory.distiller import Distiller, FailureExample, LLMDistiller, parse_rule
+from adaexplore_mcp.memory.models import (
+    AddFailureResult,
+    Failure,
+    FailureReport,
+    Provenance,
+    Rule,
+    RuleHit,
+    RulesAnswer,
+    RuleStatus,
+)
+from adaexplore_mcp.memory.rule_text import RuleTextError
+from adaexplore_mcp.memory.signature import Signature, signature
+from adaexplore_mcp.memory.skill_memory import SkillMemory, UnknownRule, failure_signature
+from adaexplore_mcp.memory.transfer import (
+    ImportReport,
+    RulesFileError,
+    export_rules,
+    import_rules,
+    parse_rules,
+)
+
+__all__ = [
+    "AddFailureResult",
+    "Distiller",
+    "Failure",
+    "FailureExample",
+    "FailureReport",
+    "ImportReport",
+    "LLMDistiller",
+    "Provenance",
+    "Rule",
+    "RuleHit",
+    "RuleStatus",
+    "RuleTextError",
+    "RulesAnswer",
+    "RulesFileError",
+    "Signature",
+    "SkillMemory",
+    "UnknownRule",
+    "export_rules",
+    "failure_signature",
+    "import_rules",
+    "parse_rule",
+    "parse_rules",
+    "signature",
+]

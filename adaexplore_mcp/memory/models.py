@@ -1,0 +1,113 @@
+"""The skill memory's types: what goes in (a failure report), what is stored, what comes back."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class RuleStatus(StrEnum):
+    CANDIDATE = "candidate"  # not yet supported by failures on enough distinct tasks
+    ACTIVE = "active"  # injected into prompts
+    RETIRED = "retired"  # kept with its evidence, never injected again
+
+
+class Provenance(StrEnum):
+    LLM = "llm"  # distilled by the configured model
+    AGENT = "agent"  # the calling agent supplied the text with a failure
+    MANUAL = "manual"  # `rules add` or an MCP client adding a rule directly
+    IMPORT = "import"  # read from a rules file
+    STARTER = "starter"  # shipped with the package, backed by recorded evidence
+
+
+class FailureReport(BaseModel):
+    """A failed kernel as an agent or the search engine reports it."""
+
+    task: str = Field(min_length=1, max_length=300, description="The task's name.")
+    code: str = Field(max_length=1_000_000, description="The kernel that failed.")
+    error: str = Field(
+        min_length=1, max_length=200_000, description="The error message or the judge's verdict."
+    )
+    error_type: str | None = Field(
+        default=None, max_length=200, description="The exception type, when known."
+    )
+    verdict: str | None = Field(
+        default=None, description="compile_error, runtime_error, incorrect, … when known."
+    )
+    torch: str | None = None
+    triton: str | None = None
+    gpu_arch: str | None = Field(
+        default=None, description="e.g. 'sm_90' or 'interpreter' for Triton's CPU interpreter."
+    )
+    origin: str = Field(default="agent", max_length=100, description="Who reported it.")
+
+
+class Failure(BaseModel):
+    id: int
+    task: str
+    code_hash: str
+    signature: str
+    error_type: str
+    error: str
+    torch: str | None
+    triton: str | None
+    gpu_arch: str | None
+    origin: str
+    created_at: float
+    rule_ids: list[int] = Field(default_factory=list)
+
+
+class Rule(BaseModel):
+    id: int
+    text: str
+    status: RuleStatus
+    support_tasks: int = Field(
+        description="Distinct tasks whose failures support the rule (plus support imported)."
+    )
+    support_failures: int = Field(description="Failures linked to the rule.")
+    kernel_specific: bool = Field(
+        description="Tied to one kernel (a name, a line): never activated."
+    )
+    provenance: Provenance
+    first_seen: float
+    last_seen: float
+    tasks: list[str] = Field(default_factory=list, description="Tasks of the linked failures.")
+    environments: list[str] = Field(
+        default_factory=list, description="torch/triton/GPU of the linked failures."
+    )
+
+
+class RuleHit(BaseModel):
+    id: int
+    text: str
+    support_tasks: int
+    score: float = Field(description="Relevance to the query; 0 when none was given.")
+
+
+class RulesAnswer(BaseModel):
+    rules: list[RuleHit]
+    active_total: int = Field(description="Active rules in the memory.")
+    omitted_for_budget: int = Field(
+        default=0, description="Relevant rules left out to stay within the token budget."
+    )
+
+    def as_prompt(self) -> str:
+        """The rules as the bullet list prompts inject (empty when there are none)."""
+        return "\n".join(f"- {hit.text}" for hit in self.rules)
+
+
+Outcome = Literal["new_rule", "merged", "clustered", "no_rule", "duplicate"]
+
+
+class AddFailureResult(BaseModel):
+    failure_id: int
+    signature: str
+    duplicate: bool = Field(
+        description="The same kernel already failed this way on this task: no support added."
+    )
+    outcome: Outcome
+    rule: Rule | None = None
+    activated: bool = Field(default=False, description="This failure made the rule active.")
+    message: str = Field(description="What happened, in one sentence.")

@@ -1,0 +1,381 @@
+"""``SkillMemory``: failures in, "You cannot …" rules out.
+
+A failure is stored with its signature. Its rule comes from, in order: the text the agent
+supplied; the rule its signature's earlier failures already support (repeats cluster without a
+model); the configured model. A new rule text merges into an existing rule that states the same
+prohibition (same words, or a close lexical match the model confirms), which raises that rule's
+support; a rule is active once failures on ``threshold`` distinct tasks support it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sqlite3
+
+from adaexplore_mcp.config import MemorySettings
+from adaexplore_mcp.memory import repository as repo
+from adaexplore_mcp.memory.distiller import Distiller, FailureExample
+from adaexplore_mcp.memory.models import (
+    AddFailureResult,
+    Failure,
+    FailureReport,
+    Provenance,
+    Rule,
+    RulesAnswer,
+    RuleStatus,
+)
+from adaexplore_mcp.memory.retrieval import RuleIndex, within_budget
+from adaexplore_mcp.memory.rule_text import (
+    clean,
+    kernel_specific,
+    key_terms,
+    normalized,
+    similarity,
+)
+from adaexplore_mcp.memory.signature import Signature, first_exception_type, signature
+from adaexplore_mcp.store import Store
+
+log = logging.getLogger(__name__)
+
+# Rules the model is asked to compare a new rule with, best lexical matches first.
+_JUDGED_CANDIDATES = 3
+
+
+class UnknownRule(LookupError):
+    pass
+
+
+class SkillMemory:
+    def __init__(
+        self,
+        store: Store,
+        settings: MemorySettings | None = None,
+        distiller: Distiller | None = None,
+    ) -> None:
+        self._store = store
+        self.settings = settings or MemorySettings()
+        self._distiller = distiller if self.settings.distill_with_llm else None
+        self._index: RuleIndex | None = None
+        self._index_generation = -1
+        self._terms: dict[str, frozenset[str]] = {}
+        if self.settings.starter:
+            from adaexplore_mcp.memory.starter import install_starter
+
+            install_starter(self, store)
+
+    @property
+    def threshold(self) -> int:
+        return self.settings.threshold
+
+    # -- failures ------------------------------------------------------------------------------
+
+    async def add_failure(self, report: FailureReport, rule: str | None = None) -> AddFailureResult:
+        """Records a failure and files it under a rule (see the module's docstring).
+
+        ``rule``, when given, must be one sentence starting "You cannot" (``RuleTextError``
+        otherwise, and nothing is stored)."""
+        supplied = clean(rule) if rule is not None else None
+        sig = failure_signature(report)
+        with self._store.connect() as conn:
+            failure_id, duplicate = repo.insert_failure(
+                conn,
+                report,
+                code_hash=_hash(report.code),
+                signature=sig.key,
+                error_type=sig.error_type,
+            )
+            clustered_rule = repo.rule_of_signature(conn, sig.key) if sig.distinctive else None
+            examples = repo.cluster(conn, sig.key) if supplied is None else []
+
+        if duplicate and supplied is None:
+            with self._store.connect() as conn:
+                rule_ids = repo.rules_of_failure(conn, failure_id)
+            current = self.rule(rule_ids[0]) if rule_ids else None
+            return AddFailureResult(
+                failure_id=failure_id,
+                signature=sig.key,
+                duplicate=True,
+                outcome="duplicate",
+                rule=current,
+                message="This kernel already failed this way on this task; nothing new recorded.",
+            )
+
+        if supplied is None and clustered_rule is not None:
+            return self._file(failure_id, sig, clustered_rule, outcome="clustered")
+
+        text, provenance = supplied, Provenance.AGENT
+        if text is None and self._distiller is not None:
+            text, provenance = await self._distil(examples), Provenance.LLM
+        if text is None:
+            return AddFailureResult(
+                failure_id=failure_id,
+                signature=sig.key,
+                duplicate=duplicate,
+                outcome="no_rule",
+                message=(
+                    "Failure recorded without a rule"
+                    + (
+                        ": the model found no prohibited action in it."
+                        if self._distiller is not None
+                        else "; pass rule='You cannot …' to file it under one."
+                    )
+                ),
+            )
+        specific = kernel_specific(text, report.code)
+        target = await self._merge_target(text)
+        with self._store.connect() as conn:
+            rule_id, created = self._place(conn, text, provenance, specific, target)
+        return self._file(
+            failure_id,
+            sig,
+            rule_id,
+            outcome="new_rule" if created else "merged",
+            duplicate=duplicate,
+        )
+
+    def _file(
+        self,
+        failure_id: int,
+        sig: Signature,
+        rule_id: int,
+        *,
+        outcome: str,
+        duplicate: bool = False,
+    ) -> AddFailureResult:
+        """Links the failure, and its signature's unfiled repeats, to a rule; promotes it."""
+        with self._store.connect() as conn:
+            failure_ids = {failure_id}
+            if sig.distinctive:
+                failure_ids |= set(repo.unlinked_failures(conn, sig.key))
+            repo.link(conn, rule_id, sorted(failure_ids))
+            activated = repo.promote_if_supported(conn, rule_id, self.threshold)
+            repo.bump_generation(conn)
+            rule = repo.get_rule(conn, rule_id)
+        assert rule is not None
+        verb = {
+            "new_rule": "filed under a new",
+            "merged": "merged into",
+            "clustered": "clustered with earlier failures of the same signature under",
+        }[outcome]
+        state = (
+            "now active"
+            if activated
+            else f"{rule.status}, {rule.support_tasks}/{self.threshold} tasks"
+        )
+        return AddFailureResult(
+            failure_id=failure_id,
+            signature=sig.key,
+            duplicate=duplicate,
+            outcome=outcome,  # type: ignore[arg-type]
+            rule=rule,
+            activated=activated,
+            message=f"Failure {verb} rule {rule.id} ({state}): {rule.text}",
+        )
+
+    async def _distil(self, rows: list[sqlite3.Row]) -> str | None:
+        assert self._distiller is not None
+        examples = [
+            FailureExample(
+                task=row["task"],
+                error_type=row["error_type"],
+                error=row["error"],
+                code=row["code"],
+                environment=" ".join(
+                    filter(None, [row["triton"] and f"triton {row['triton']}", row["gpu_arch"]])
+                )
+                or None,
+            )
+            for row in rows
+        ]
+        try:
+            return await self._distiller.extract_rule(examples)
+        except Exception as error:  # the model is optional: a failure must still be recorded
+            log.warning("rule distillation failed, failure kept without a rule: %s", error)
+            return None
+
+    # -- rules ---------------------------------------------------------------------------------
+
+    def add_rule(
+        self,
+        text: str,
+        *,
+        provenance: Provenance = Provenance.MANUAL,
+        support: int | None = None,
+    ) -> tuple[Rule, bool]:
+        """Adds a rule or merges it into the one it repeats; returns it and whether it is new.
+
+        ``support`` None: a curated rule, active at once. A number: that many distinct tasks
+        support it elsewhere (an import); active once that reaches the threshold."""
+        text = clean(text)
+        specific = kernel_specific(text)
+        with self._store.connect() as conn:
+            target = self._lexical_match(conn, text)
+            rule_id, created = self._place(conn, text, provenance, specific, target)
+            if support is not None:
+                repo.raise_support(conn, rule_id, support)
+                repo.promote_if_supported(conn, rule_id, self.threshold)
+            elif not specific and self._status(conn, rule_id) is RuleStatus.CANDIDATE:
+                repo.set_status(conn, rule_id, RuleStatus.ACTIVE)
+            repo.bump_generation(conn)
+            rule = repo.get_rule(conn, rule_id)
+        assert rule is not None
+        return rule, created
+
+    def rule(self, rule_id: int) -> Rule:
+        with self._store.connect() as conn:
+            rule = repo.get_rule(conn, rule_id)
+        if rule is None:
+            raise UnknownRule(
+                f"no rule with id {rule_id}; `adaexplore-mcp rules list --all` shows every rule"
+            )
+        return rule
+
+    def rules(self, statuses: list[RuleStatus] | None = None) -> list[Rule]:
+        with self._store.connect() as conn:
+            return repo.list_rules(conn, statuses)
+
+    def set_status(self, rule_id: int, status: RuleStatus) -> Rule:
+        self.rule(rule_id)
+        with self._store.connect() as conn:
+            repo.set_status(conn, rule_id, status)
+            repo.bump_generation(conn)
+        return self.rule(rule_id)
+
+    def retire(self, rule_id: int) -> Rule:
+        return self.set_status(rule_id, RuleStatus.RETIRED)
+
+    def failures(self, rule_id: int | None = None, limit: int | None = None) -> list[Failure]:
+        if rule_id is not None:
+            self.rule(rule_id)
+        with self._store.connect() as conn:
+            return repo.list_failures(conn, rule_id=rule_id, limit=limit)
+
+    def failure_code(self, failure_id: int) -> str | None:
+        with self._store.connect() as conn:
+            return repo.failure_code(conn, failure_id)
+
+    # -- retrieval -----------------------------------------------------------------------------
+
+    def get_rules(
+        self,
+        query: str | None = None,
+        task: str | None = None,
+        limit: int | None = None,
+        token_budget: int | None = None,
+    ) -> RulesAnswer:
+        """Active rules, the most relevant to ``query`` (text or a kernel) and ``task`` first,
+        at most ``limit`` of them and within ``token_budget`` tokens."""
+        index = self._current_index()
+        hits, omitted = within_budget(
+            index.search(query, task),
+            limit=limit or self.settings.max_rules,
+            token_budget=token_budget or self.settings.token_budget,
+        )
+        return RulesAnswer(rules=hits, active_total=len(index.rules), omitted_for_budget=omitted)
+
+    def _current_index(self) -> RuleIndex:
+        with self._store.connect() as conn:
+            generation = repo.generation(conn)
+            if self._index is None or generation != self._index_generation:
+                self._index = RuleIndex(repo.list_rules(conn, [RuleStatus.ACTIVE]))
+                self._index_generation = generation
+        return self._index
+
+    # -- placing a rule ------------------------------------------------------------------------
+
+    async def _merge_target(self, text: str) -> int | None:
+        """The existing rule ``text`` repeats: an exact or close lexical match, else one of the
+        near matches the model calls the same prohibition."""
+        with self._store.connect() as conn:
+            rows = repo.rule_texts(conn)
+        ranked = self._ranked_matches(text, rows)
+        if ranked and ranked[0][0] >= self.settings.merge_similarity:
+            return ranked[0][1]
+        if self._distiller is None:
+            return None
+        for score, rule_id, existing in ranked[:_JUDGED_CANDIDATES]:
+            if score < self.settings.judge_similarity:
+                break
+            try:
+                if await self._distiller.same_prohibition(text, existing):
+                    return rule_id
+            except Exception as error:
+                log.warning("could not ask the model whether two rules match: %s", error)
+                return None
+        return None
+
+    def _lexical_match(self, conn: sqlite3.Connection, text: str) -> int | None:
+        ranked = self._ranked_matches(text, repo.rule_texts(conn))
+        if ranked and ranked[0][0] >= self.settings.merge_similarity:
+            return ranked[0][1]
+        return None
+
+    def _ranked_matches(
+        self, text: str, rows: list[tuple[int, str, str]]
+    ) -> list[tuple[float, int, str]]:
+        exact = normalized(text)
+        terms = self._key_terms(text)
+        ranked = []
+        for rule_id, existing, _status in rows:
+            score = (
+                1.0
+                if normalized(existing) == exact
+                else similarity(terms, self._key_terms(existing))
+            )
+            if score > 0:
+                ranked.append((score, rule_id, existing))
+        ranked.sort(key=lambda item: (-item[0], item[1]))
+        return ranked
+
+    def _key_terms(self, text: str) -> frozenset[str]:
+        terms = self._terms.get(text)
+        if terms is None:
+            terms = self._terms[text] = key_terms(text)
+        return terms
+
+    def _place(
+        self,
+        conn: sqlite3.Connection,
+        text: str,
+        provenance: Provenance,
+        specific: str | None,
+        target: int | None,
+    ) -> tuple[int, bool]:
+        """Inside one transaction: the rule to file under, created unless ``target`` or a rule
+        another process added meanwhile already states it."""
+        existing = repo.rule_by_normalized(conn, normalized(text))
+        if existing is None and target is None:
+            # Another writer may have added a close match since the prefilter ran.
+            existing = self._lexical_match(conn, text)
+        chosen = existing if existing is not None else target
+        if chosen is not None and repo.get_rule(conn, chosen) is not None:
+            return chosen, False
+        if specific:
+            log.info("rule kept as a candidate because %s: %s", specific, text)
+        rule_id = repo.insert_rule(
+            conn,
+            text=text,
+            normalized=normalized(text),
+            status=RuleStatus.CANDIDATE,
+            provenance=provenance,
+            kernel_specific=bool(specific),
+        )
+        return rule_id, True
+
+    @staticmethod
+    def _status(conn: sqlite3.Connection, rule_id: int) -> RuleStatus:
+        rule = repo.get_rule(conn, rule_id)
+        assert rule is not None
+        return rule.status
+
+
+def failure_signature(report: FailureReport) -> Signature:
+    error_type = report.error_type
+    if not error_type:
+        error_type = first_exception_type(report.error) or report.verdict or "Error"
+    return signature(error_type, report.error, code=report.code, kind=report.verdict)
+
+
+def _hash(code: str) -> str:
+    return hashlib.sha256(code.encode()).hexdigest()[:16]
