@@ -173,25 +173,52 @@ class ServiceSettings(BaseModel):
     max_body_mb: float = Field(default=4.0, gt=0)
 
 
+class ModelPrice(BaseModel, frozen=True):
+    """What a model costs, in US dollars per million tokens."""
+
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+
+
 class LLMSettings(BaseModel):
     """The language model used to distil rules and to drive searches (``adaexplore_mcp.llm``).
 
     API keys are read from the provider's usual variable (``ANTHROPIC_API_KEY``,
-    ``OPENAI_API_KEY``), never from this model's dump.
+    ``OPENAI_API_KEY``, ``AZURE_OPENAI_API_KEY``), never from this model's dump.
     """
 
-    provider: Literal["anthropic", "openai"] | None = Field(
-        default=None, description="None: no model is configured (rules come from the agent)."
+    provider: Literal["anthropic", "openai", "azure"] | None = Field(
+        default=None,
+        description="None: no model is configured (rules come from the agent). 'openai' also "
+        "covers OpenAI-compatible servers (vLLM, a proxy) through base_url; 'azure' is Azure "
+        "OpenAI, where model is the deployment's name.",
     )
     model: str | None = Field(default=None, description="The provider's model name.")
     base_url: str | None = Field(
-        default=None, description="An OpenAI-compatible server (vLLM, a proxy) or a gateway."
+        default=None,
+        description="An OpenAI-compatible server (vLLM: http://host:8000/v1), a gateway, or "
+        "the Azure resource's endpoint (https://NAME.openai.azure.com).",
     )
-    timeout_s: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=4, ge=0, description="On rate limits (429) and 5xx.")
+    api_version: str | None = Field(
+        default=None, description="Azure OpenAI's api-version, e.g. 2024-10-21 (azure only)."
+    )
+    timeout_s: float = Field(default=120.0, gt=0, description="Per attempt.")
+    max_retries: int = Field(
+        default=4, ge=0, description="On rate limits (429), 5xx, timeouts and lost connections."
+    )
     backoff_s: float = Field(default=1.0, gt=0, description="First retry delay; doubles.")
+    max_wait_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="Longest single wait between attempts, a server's Retry-After included.",
+    )
     max_tokens: int = Field(default=4096, ge=1)
     temperature: float | None = Field(default=None, ge=0, le=2)
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict,
+        description="Prices by model name, over the built-in table (adaexplore_mcp.llm.prices); "
+        'e.g. {"my-model": {"input_per_mtok": 1.0, "output_per_mtok": 3.0}}.',
+    )
 
 
 class MemorySettings(BaseModel):
@@ -210,7 +237,7 @@ class MemorySettings(BaseModel):
         "an existing one without asking the model.",
     )
     judge_similarity: float = Field(
-        default=0.35,
+        default=0.25,
         gt=0,
         le=1,
         description="Word overlap from which the model (when one is configured) is asked whether "
