@@ -1,0 +1,108 @@
+"""Anthropic's Messages API through the official client (``anthropic.AsyncAnthropic``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+
+from adaexplore_mcp.config import LLMSettings
+from adaexplore_mcp.llm.base import LLM, Answer, Failure, MalformedAnswer, Request, status_failure
+
+# Errors Anthropic sends as an event in a stream that had already started with 200, and the
+# status each would have had before it.
+_STREAM_ERROR_STATUS = {
+    "overloaded_error": 529,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+}
+
+
+class AnthropicLLM(LLM):
+    provider = "anthropic"
+    key_variable = "ANTHROPIC_API_KEY"
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        api_key: str | None = None,
+        client: anthropic.AsyncAnthropic | None = None,
+    ) -> None:
+        """``client`` replaces the one built from the settings (its retries are turned off:
+        this class retries, so that it can count them); it is not closed by ``close``."""
+        super().__init__(settings)
+        self._owns_client = client is None
+        if client is None:
+            client = anthropic.AsyncAnthropic(
+                api_key=api_key,
+                base_url=settings.base_url,
+                timeout=settings.timeout_s,
+                max_retries=0,
+            )
+        self._client = client.with_options(max_retries=0)
+
+    @property
+    def base_url(self) -> str:
+        return str(self._client.base_url).rstrip("/")
+
+    async def close(self) -> None:
+        if self._owns_client:
+            await self._client.close()
+
+    async def _attempt(self, request: Request) -> Answer:
+        params: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": request.max_tokens,
+            "messages": [m.model_dump() for m in request.messages],
+        }
+        if request.system:
+            params["system"] = request.system
+        if request.stop:
+            params["stop_sequences"] = list(request.stop)
+        if request.temperature is not None:
+            # The client no longer takes sampling parameters; the API still does, for the
+            # models that accept them.
+            params["extra_body"] = {"temperature": request.temperature}
+        if request.stream:
+            async with self._client.messages.stream(**params) as stream:
+                message = await stream.get_final_message()
+        else:
+            message = await self._client.messages.create(**params)
+        content = getattr(message, "content", None)
+        if not isinstance(content, list):
+            raise MalformedAnswer("a message without content")
+        usage = getattr(message, "usage", None)
+        return Answer(
+            text="".join(block.text for block in content if block.type == "text"),
+            model=getattr(message, "model", None) or self.model,
+            stop_reason=getattr(message, "stop_reason", None),
+            input_tokens=getattr(usage, "input_tokens", None) or 0,
+            output_tokens=getattr(usage, "output_tokens", None) or 0,
+        )
+
+    def _failure(self, exc: Exception) -> Failure | None:
+        if isinstance(exc, anthropic.APITimeoutError):
+            return Failure(
+                kind="timeout",
+                what=f"no answer within {self.settings.timeout_s:g} s",
+                retryable=True,
+            )
+        if isinstance(exc, anthropic.APIConnectionError):
+            cause = type(exc.__cause__).__name__ if exc.__cause__ else "lost"
+            return Failure(kind="connection", what=f"no connection ({cause})", retryable=True)
+        if isinstance(exc, anthropic.APIStatusError):
+            detail = exc.api_message or exc.type or ""
+            if exc.status_code < 400:  # an error event inside a stream
+                status = _STREAM_ERROR_STATUS.get(exc.type or "")
+                return Failure(
+                    kind="status",
+                    what=f"{exc.type} in the stream: {detail}",
+                    retryable=status is not None,
+                    status=status,
+                )
+            return status_failure(exc.status_code, detail, exc.response.headers)
+        if isinstance(exc, anthropic.APIResponseValidationError):
+            return Failure(kind="malformed", what=f"a malformed answer ({exc})", retryable=True)
+        return super()._failure(exc)
