@@ -1,0 +1,365 @@
+"""Every SQL statement of the search engine. Each function works inside the caller's transaction
+(``Store.connect()``), so the engine composes them into one atomic unit per step."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+from pydantic import BaseModel
+
+from adaexplore_mcp.config import SearchSettings
+from adaexplore_mcp.judge.result import kernel_hash
+from adaexplore_mcp.search_engine.models import Action, Budget, Edit, Measurement
+
+_LIGHT_COLUMNS = (
+    "id, parent_id, action, depth, status, speedup, runtime_ms, reward, visits, value_sum, "
+    "author, created_at"
+)
+
+
+class SearchRecord(BaseModel):
+    """A row of ``searches``."""
+
+    id: str
+    task_name: str
+    task_hash: str
+    task: str  # the Task as JSON
+    settings: SearchSettings
+    budget: Budget
+    label: str | None
+    seed: int
+    forked_from: str | None
+    forked_node: int | None
+    created_at: float
+    steps: int
+    evaluations: int
+    tokens: int
+    active_s: float
+    tick_at: float
+    selections: int
+
+    def wall_s(self, now: float) -> float:
+        return self.active_s + max(0.0, now - self.tick_at)
+
+
+class NewNode(BaseModel):
+    parent_id: int | None
+    action: Action
+    code: str | None = None
+    edits: list[Edit] | None = None
+    result_json: str | None = None
+    status: str | None = None
+    speedup: float | None = None
+    runtime_ms: float | None = None
+    reward: float | None = None
+    author: str | None = None
+    note: str | None = None
+    tokens: int = 0
+    copied_from: int | None = None
+
+
+class Lease(BaseModel):
+    id: int
+    node_id: int
+    action: Action
+    claimed: bool
+    expires_at: float
+
+
+# -- searches --------------------------------------------------------------------------------
+
+
+def insert_search(conn: sqlite3.Connection, record: SearchRecord) -> None:
+    row = record.model_dump()
+    row["settings"] = record.settings.model_dump_json()
+    row["budget"] = record.budget.model_dump_json()
+    columns = ", ".join(row)
+    marks = ", ".join(f":{name}" for name in row)
+    conn.execute(f"INSERT INTO searches ({columns}) VALUES ({marks})", row)
+
+
+def get_search(conn: sqlite3.Connection, search_id: str) -> SearchRecord | None:
+    row = conn.execute("SELECT * FROM searches WHERE id = ?", (search_id,)).fetchone()
+    return _search(row) if row is not None else None
+
+
+def list_searches(
+    conn: sqlite3.Connection, task: str | None, limit: int | None
+) -> list[SearchRecord]:
+    query = "SELECT * FROM searches"
+    args: list[object] = []
+    if task is not None:
+        query += " WHERE task_name = ?"
+        args.append(task)
+    query += " ORDER BY created_at DESC, id"
+    if limit is not None:
+        query += " LIMIT ?"
+        args.append(limit)
+    return [_search(row) for row in conn.execute(query, args)]
+
+
+def recent_search_ids(conn: sqlite3.Connection, limit: int = 5) -> list[str]:
+    rows = conn.execute("SELECT id FROM searches ORDER BY created_at DESC LIMIT ?", (limit,))
+    return [row["id"] for row in rows]
+
+
+def _search(row: sqlite3.Row) -> SearchRecord:
+    values = dict(row)
+    values["settings"] = SearchSettings.model_validate_json(values["settings"])
+    values["budget"] = Budget.model_validate_json(values["budget"])
+    return SearchRecord(**values)
+
+
+def add_usage(
+    conn: sqlite3.Connection,
+    search_id: str,
+    now: float,
+    *,
+    steps: int = 0,
+    evaluations: int = 0,
+    tokens: int = 0,
+    selections: int = 0,
+) -> None:
+    """Count usage and advance the wall clock to ``now``."""
+    conn.execute(
+        "UPDATE searches SET steps = steps + ?, evaluations = evaluations + ?, "
+        "tokens = tokens + ?, selections = selections + ?, "
+        "active_s = active_s + MAX(0, ? - tick_at), tick_at = MAX(tick_at, ?) WHERE id = ?",
+        (steps, evaluations, tokens, selections, now, now, search_id),
+    )
+
+
+def restart_clock(conn: sqlite3.Connection, search_id: str, now: float) -> None:
+    """The time since the last recorded activity (a crash, a stop) does not count."""
+    conn.execute("UPDATE searches SET tick_at = ? WHERE id = ?", (now, search_id))
+
+
+# -- nodes -----------------------------------------------------------------------------------
+
+
+def insert_node(conn: sqlite3.Connection, search_id: str, node: NewNode, now: float) -> int:
+    """Append a node (the next id of its search) and back its reward up to the root."""
+    next_id = conn.execute(
+        "SELECT COALESCE(MAX(id), -1) + 1 FROM search_nodes WHERE search_id = ?", (search_id,)
+    ).fetchone()[0]
+    depth = 0
+    if node.parent_id is not None:
+        depth = (
+            conn.execute(
+                "SELECT depth FROM search_nodes WHERE search_id = ? AND id = ?",
+                (search_id, node.parent_id),
+            ).fetchone()[0]
+            + 1
+        )
+    insert_node_row(
+        conn,
+        search_id,
+        next_id,
+        node,
+        depth=depth,
+        visits=0 if node.reward is None else 1,
+        value_sum=node.reward or 0.0,
+        created_at=now,
+    )
+    if node.reward is not None and node.parent_id is not None:
+        conn.execute(
+            "UPDATE search_nodes SET visits = visits + 1, value_sum = value_sum + ? "
+            "WHERE search_id = ? AND id IN ("
+            "  WITH RECURSIVE up(id) AS ("
+            "    SELECT ? UNION ALL"
+            "    SELECT n.parent_id FROM search_nodes AS n JOIN up ON n.id = up.id"
+            "    WHERE n.search_id = ? AND n.parent_id IS NOT NULL"
+            "  ) SELECT id FROM up)",
+            (node.reward, search_id, node.parent_id, search_id),
+        )
+    return next_id
+
+
+def insert_node_row(
+    conn: sqlite3.Connection,
+    search_id: str,
+    node_id: int,
+    node: NewNode,
+    *,
+    depth: int,
+    visits: int,
+    value_sum: float,
+    created_at: float,
+) -> None:
+    edits = json.dumps([e.model_dump() for e in node.edits]) if node.edits is not None else None
+    code_hash = kernel_hash(node.code) if node.code is not None else None
+    conn.execute(
+        "INSERT INTO search_nodes (search_id, id, parent_id, action, depth, code, code_hash, "
+        "edits, result, status, speedup, runtime_ms, reward, visits, value_sum, author, note, "
+        "tokens, copied_from, created_at) VALUES "
+        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            search_id,
+            node_id,
+            node.parent_id,
+            node.action.value,
+            depth,
+            node.code,
+            code_hash,
+            edits,
+            node.result_json,
+            node.status,
+            node.speedup,
+            node.runtime_ms,
+            node.reward,
+            visits,
+            value_sum,
+            node.author,
+            node.note,
+            node.tokens,
+            node.copied_from,
+            created_at,
+        ),
+    )
+
+
+def nodes_after(conn: sqlite3.Connection, search_id: str, after_id: int) -> list[sqlite3.Row]:
+    """Nodes without code or result, newer than ``after_id``, in id order."""
+    return conn.execute(
+        f"SELECT {_LIGHT_COLUMNS} FROM search_nodes WHERE search_id = ? AND id > ? ORDER BY id",
+        (search_id, after_id),
+    ).fetchall()
+
+
+def full_nodes(
+    conn: sqlite3.Connection, search_id: str, node_ids: Sequence[int] | None = None
+) -> dict[int, sqlite3.Row]:
+    """Whole rows (code, edits and result included) by id; every node when ``node_ids`` is None."""
+    if node_ids is None:
+        rows = conn.execute(
+            "SELECT * FROM search_nodes WHERE search_id = ? ORDER BY id", (search_id,)
+        )
+    else:
+        marks = ", ".join("?" * len(node_ids))
+        rows = conn.execute(
+            f"SELECT * FROM search_nodes WHERE search_id = ? AND id IN ({marks})",
+            (search_id, *node_ids),
+        )
+    return {row["id"]: row for row in rows}
+
+
+def codes(conn: sqlite3.Connection, search_id: str, node_ids: Sequence[int]) -> dict[int, str]:
+    marks = ", ".join("?" * len(node_ids))
+    rows = conn.execute(
+        f"SELECT id, code FROM search_nodes WHERE search_id = ? AND id IN ({marks})",
+        (search_id, *node_ids),
+    )
+    return {row["id"]: row["code"] for row in rows if row["code"] is not None}
+
+
+def copy_of(conn: sqlite3.Connection, search_id: str, original_id: int) -> int:
+    row = conn.execute(
+        "SELECT id FROM search_nodes WHERE search_id = ? AND copied_from = ?",
+        (search_id, original_id),
+    ).fetchone()
+    return row["id"]
+
+
+# -- leases ----------------------------------------------------------------------------------
+
+
+def active_leases(conn: sqlite3.Connection, search_id: str, now: float) -> list[Lease]:
+    rows = conn.execute(
+        "SELECT id, node_id, action, claimed, expires_at FROM search_leases "
+        "WHERE search_id = ? AND expires_at > ? ORDER BY id",
+        (search_id, now),
+    )
+    return [Lease(**dict(row)) for row in rows]
+
+
+def purge_expired(conn: sqlite3.Connection, search_id: str, now: float) -> None:
+    conn.execute(
+        "DELETE FROM search_leases WHERE search_id = ? AND expires_at <= ?", (search_id, now)
+    )
+
+
+def add_lease(
+    conn: sqlite3.Connection,
+    search_id: str,
+    node_id: int,
+    action: Action,
+    author: str | None,
+    *,
+    claimed: bool,
+    now: float,
+    expires_at: float,
+) -> int:
+    cursor = conn.execute(
+        "INSERT INTO search_leases (search_id, node_id, action, author, claimed, created_at, "
+        "expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (search_id, node_id, action.value, author, int(claimed), now, expires_at),
+    )
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
+
+
+def claim_lease(
+    conn: sqlite3.Connection, search_id: str, node_id: int, now: float, expires_at: float
+) -> int | None:
+    """Mark the oldest unclaimed live lease on the node as in evaluation; its id, or None."""
+    row = conn.execute(
+        "SELECT id FROM search_leases WHERE search_id = ? AND node_id = ? AND claimed = 0 "
+        "AND expires_at > ? ORDER BY id LIMIT 1",
+        (search_id, node_id, now),
+    ).fetchone()
+    if row is None:
+        return None
+    conn.execute(
+        "UPDATE search_leases SET claimed = 1, expires_at = ? WHERE id = ?", (expires_at, row["id"])
+    )
+    return row["id"]
+
+
+def delete_lease(conn: sqlite3.Connection, lease_id: int) -> None:
+    conn.execute("DELETE FROM search_leases WHERE id = ?", (lease_id,))
+
+
+def release_unclaimed(conn: sqlite3.Connection, search_id: str, node_id: int) -> int:
+    cursor = conn.execute(
+        "DELETE FROM search_leases WHERE id = (SELECT id FROM search_leases WHERE search_id = ? "
+        "AND node_id = ? AND claimed = 0 ORDER BY id LIMIT 1)",
+        (search_id, node_id),
+    )
+    return cursor.rowcount
+
+
+def clear_leases(conn: sqlite3.Connection, search_id: str) -> int:
+    return conn.execute("DELETE FROM search_leases WHERE search_id = ?", (search_id,)).rowcount
+
+
+# -- measurements ----------------------------------------------------------------------------
+
+
+def insert_measurement(conn: sqlite3.Connection, search_id: str, measurement: Measurement) -> None:
+    conn.execute(
+        "INSERT INTO search_measurements (search_id, node_id, status, runtime_ms, speedup, "
+        "device, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            search_id,
+            measurement.node_id,
+            measurement.status.value,
+            measurement.runtime_ms,
+            measurement.speedup,
+            measurement.device,
+            measurement.created_at,
+        ),
+    )
+
+
+def measurements(
+    conn: sqlite3.Connection, search_id: str, node_ids: Iterable[int] | None = None
+) -> list[Measurement]:
+    rows = conn.execute(
+        "SELECT node_id, status, runtime_ms, speedup, device, created_at "
+        "FROM search_measurements WHERE search_id = ? ORDER BY id",
+        (search_id,),
+    )
+    wanted = set(node_ids) if node_ids is not None else None
+    return [Measurement(**dict(row)) for row in rows if wanted is None or row["node_id"] in wanted]

@@ -1,0 +1,117 @@
+"""Stored rows into the models callers see, and the judge's verdict condensed into feedback."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from adaexplore_mcp.judge.result import EvalResult, Status
+from adaexplore_mcp.search_engine import budget
+from adaexplore_mcp.search_engine import repository as repo
+from adaexplore_mcp.search_engine.models import (
+    Edit,
+    ForkOrigin,
+    MemoryEntry,
+    NodeView,
+    PoolEntry,
+    SearchInfo,
+)
+from adaexplore_mcp.search_engine.repository import SearchRecord
+from adaexplore_mcp.search_engine.tree import Tree, TreeNode
+
+_FEEDBACK_LIMIT = 2000
+
+
+def node_view(row: sqlite3.Row, node: TreeNode) -> NodeView:
+    summary = node.summary()
+    return NodeView(
+        **summary.model_dump(),
+        code=row["code"],
+        edits=_edits(row["edits"]),
+        note=row["note"],
+        tokens=row["tokens"],
+        copied_from=row["copied_from"],
+        result=EvalResult.model_validate_json(row["result"]) if row["result"] else None,
+    )
+
+
+def memory_entry(row: sqlite3.Row, node: TreeNode) -> MemoryEntry:
+    result = EvalResult.model_validate_json(row["result"])
+    return MemoryEntry(
+        node_id=node.id,
+        action=node.action,
+        code=row["code"],
+        edits=_edits(row["edits"]),
+        status=result.status,
+        speedup=node.speedup,
+        reward=node.reward or 0.0,
+        feedback=feedback(result, node.speedup),
+    )
+
+
+def pool_entry(row: sqlite3.Row, node: TreeNode, max_similarity: float) -> PoolEntry:
+    return PoolEntry(
+        node_id=node.id,
+        code=row["code"],
+        speedup=node.speedup,
+        runtime_ms=node.runtime_ms,
+        reward=node.reward or 0.0,
+        max_similarity=round(max_similarity, 4),
+    )
+
+
+def feedback(result: EvalResult, speedup: float | None) -> str:
+    """What a model needs to learn from a verdict, in a few lines."""
+    if result.status is Status.CORRECT:
+        head = (
+            f"correct, {speedup:.3g}x the baseline"
+            if speedup is not None
+            else "correct (timing not meaningful here)"
+        )
+        if result.runtime is not None and result.timing_meaningful:
+            head += f", {result.runtime.median_ms:.4g} ms"
+    else:
+        head = result.status.value.replace("_", " ")
+    parts = [head, result.message]
+    error = result.error
+    if error is not None:
+        where = f" at {error.location}" if error.location else ""
+        parts.append(f"{error.type}{where}: {error.message}")
+    for flag in result.integrity:
+        parts.append(f"integrity check {flag.check}: {flag.detail}")
+    text = "\n".join(part for part in parts if part)
+    return text if len(text) <= _FEEDBACK_LIMIT else text[: _FEEDBACK_LIMIT - 3] + "..."
+
+
+def _edits(raw: str | None) -> list[Edit] | None:
+    return [Edit(**item) for item in json.loads(raw)] if raw else None
+
+
+def search_info(
+    conn: sqlite3.Connection, record: SearchRecord, tree: Tree, now: float
+) -> SearchInfo:
+    forked = None
+    if record.forked_from is not None and record.forked_node is not None:
+        forked = ForkOrigin(
+            search_id=record.forked_from,
+            node_id=record.forked_node,
+            copied_as=repo.copy_of(conn, record.id, record.forked_node),
+        )
+    spent = budget.exhausted(record, 0, now)
+    in_flight = len(repo.active_leases(conn, record.id, now))
+    return SearchInfo(
+        id=record.id,
+        task=record.task_name,
+        task_hash=record.task_hash,
+        label=record.label,
+        created_at=record.created_at,
+        root=tree[0].summary(),
+        node_count=len(tree.nodes),
+        correct_count=tree.correct_count,
+        best=tree[tree.best_id].summary() if tree.best_id is not None else None,
+        budget=record.budget,
+        usage=budget.usage(record, in_flight, now),
+        exhausted=spent[0] if spent else None,
+        forked_from=forked,
+        settings=record.settings,
+    )
