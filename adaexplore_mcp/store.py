@@ -59,9 +59,11 @@ _MIGRATIONS: list[str] = [
         imported_support INTEGER NOT NULL DEFAULT 0,
         provenance       TEXT NOT NULL,
         first_seen       REAL NOT NULL,
-        last_seen        REAL NOT NULL
+        last_seen        REAL NOT NULL,
+        revision         INTEGER NOT NULL DEFAULT 0
     );
     CREATE INDEX rules_by_status ON rules (status);
+    CREATE INDEX rules_by_revision ON rules (revision);
     CREATE TABLE rule_failures (
         rule_id      INTEGER NOT NULL REFERENCES rules (id) ON DELETE CASCADE,
         failure_id   INTEGER NOT NULL REFERENCES failures (id) ON DELETE CASCADE,

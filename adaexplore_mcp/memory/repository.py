@@ -27,11 +27,20 @@ _RULE_FROM = """
 """
 
 
-def bump_generation(conn: sqlite3.Connection) -> None:
-    """Readers that cache rules compare this counter to know when to reload."""
+def touch(conn: sqlite3.Connection, rule_ids: Iterable[int]) -> int:
+    """Records that these rules changed: the memory's generation goes up by one and becomes the
+    rules' revision, so a reader that cached rules reloads exactly the changed ones."""
     conn.execute(
         "UPDATE memory_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
     )
+    current = generation(conn)
+    ids = list(rule_ids)
+    if ids:
+        conn.execute(
+            f"UPDATE rules SET revision = ? WHERE id IN ({', '.join('?' * len(ids))})",
+            [current, *ids],
+        )
+    return current
 
 
 def generation(conn: sqlite3.Connection) -> int:
@@ -247,6 +256,24 @@ def list_rules(
         f"SELECT {_RULE_COLUMNS} {_RULE_FROM} {where} GROUP BY r.id ORDER BY r.id", params
     )
     return [_rule(row) for row in rows]
+
+
+def changed_rules(conn: sqlite3.Connection, since: int) -> list[tuple]:
+    """(id, text, status, kernel_specific, support_tasks, last_seen, tasks as a JSON list) of
+    every rule whose revision is above ``since``. Lean: this feeds the index."""
+    return conn.execute(
+        """
+        SELECT r.id, r.text, r.status, r.kernel_specific,
+               r.imported_support + COUNT(DISTINCT f.task), r.last_seen,
+               json_group_array(DISTINCT f.task) FILTER (WHERE f.task IS NOT NULL)
+        FROM rules r
+        LEFT JOIN rule_failures rf ON rf.rule_id = r.id
+        LEFT JOIN failures f ON f.id = rf.failure_id
+        WHERE r.revision > ?
+        GROUP BY r.id
+        """,
+        (since,),
+    ).fetchall()
 
 
 def _rule(row: sqlite3.Row) -> Rule:

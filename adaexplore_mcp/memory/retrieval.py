@@ -1,19 +1,25 @@
-"""Ranking active rules by relevance to a query or a kernel (BM25 over the rules' words).
+"""Ranking active rules by relevance to a query or a kernel: BM25 over the rules' words.
 
-The index is built once per memory generation and kept by the ``SkillMemory`` that owns it, so a
-query costs one small read (has the memory changed?) plus the scoring of the rules that share a
-word with the query.
+The index lives as long as the ``SkillMemory`` that owns it and follows the store
+incrementally: each rule change raises the memory's generation and stamps the rule with it, so a
+refresh reads only the rules changed since the last one. Postings are flat numpy arrays (slot,
+term, count); a query scores every rule sharing a word with it in a few vector operations,
+which keeps a query over 10,000 rules to a few milliseconds even when the query is a whole
+kernel.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from itertools import islice
 
-from adaexplore_mcp.memory.models import Rule, RuleHit
-from adaexplore_mcp.memory.rule_text import STOPWORDS, _stem, words
+import numpy as np
+
+from adaexplore_mcp.memory.models import RuleHit
+from adaexplore_mcp.memory.rule_text import STOPWORDS, stem, words
 
 # Words every kernel is full of: they say nothing about which rule applies.
 _CODE_NOISE = frozenset(
@@ -26,71 +32,178 @@ _B = 0.75
 TASK_BONUS = 1.0
 
 
-def terms(text: str) -> list[str]:
-    return [
-        _stem(w) for w in words(text) if w not in STOPWORDS and w not in _CODE_NOISE and len(w) > 1
-    ]
-
-
 def estimate_tokens(text: str) -> int:
     """A provider-independent estimate (about four characters a token, plus the bullet)."""
     return math.ceil(len(text) / 4) + 2
 
 
+@dataclass(slots=True)
+class IndexedRule:
+    id: int
+    text: str
+    support_tasks: int
+    last_seen: float
+    tasks: frozenset[str]
+    term_ids: list[int]
+
+
 class RuleIndex:
-    """Active rules with their postings; immutable once built."""
+    """The active rules and their postings; ``upsert`` and ``remove`` keep it current."""
 
-    def __init__(self, rules: list[Rule]) -> None:
-        self.rules = rules
-        self._lengths: list[int] = []
-        self._postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        self._by_task: dict[str, list[int]] = defaultdict(list)
-        for position, rule in enumerate(rules):
-            counts = Counter(terms(rule.text))
-            self._lengths.append(sum(counts.values()) or 1)
-            for term, count in counts.items():
-                self._postings[term].append((position, count))
-            for task in rule.tasks:
-                self._by_task[task].append(position)
-        self._average_length = sum(self._lengths) / len(self._lengths) if rules else 1.0
-        # Rules ranked for a query that says nothing: broadest support first, newest next.
-        self._default_order = sorted(
-            range(len(rules)), key=lambda p: (-rules[p].support_tasks, -rules[p].last_seen)
+    def __init__(self) -> None:
+        self._vocabulary: dict[str, int] = {}
+        self._term_of_word: dict[str, str | None] = {}
+        self._slot_of: dict[int, int] = {}
+        self._entries: list[IndexedRule | None] = []
+        self._alive: list[bool] = []
+        self._length: list[float] = []
+        self._document_frequency: list[int] = []
+        # Postings (slot, term, count), appended to as rules arrive and turned into arrays when
+        # the next query needs them; a replaced rule's slot is marked dead, not rewritten.
+        self._pending: list[tuple[int, int, int]] = []
+        self._arrays: dict[str, np.ndarray] | None = None
+        self._post_slot = np.empty(0, np.int32)
+        self._post_term = np.empty(0, np.int32)
+        self._post_count = np.empty(0, np.float64)
+        self._default_order: list[int] | None = None
+
+    def __len__(self) -> int:
+        return len(self._slot_of)
+
+    # -- keeping it current ----------------------------------------------------------------
+
+    def terms(self, text: str) -> list[str]:
+        out = []
+        for word in words(text):
+            term = self._term_of_word.get(word, "")
+            if term == "":
+                keep = word not in STOPWORDS and word not in _CODE_NOISE and len(word) > 1
+                term = self._term_of_word[word] = stem(word) if keep else None
+            if term is not None:
+                out.append(term)
+        return out
+
+    def upsert(
+        self, rule_id: int, text: str, support_tasks: int, last_seen: float, tasks: Iterable[str]
+    ) -> None:
+        self.remove(rule_id)
+        counts = Counter(self.terms(text))
+        term_ids = [self._term_id(term) for term in counts]
+        slot = len(self._entries)
+        self._entries.append(
+            IndexedRule(rule_id, text, support_tasks, last_seen, frozenset(tasks), term_ids)
         )
+        self._slot_of[rule_id] = slot
+        self._alive.append(True)
+        self._length.append(float(max(1, sum(counts.values()))))
+        for term_id, count in zip(term_ids, counts.values(), strict=True):
+            self._document_frequency[term_id] += 1
+            self._pending.append((slot, term_id, count))
+        self._changed()
 
-    def search(self, query: str | None, task: str | None) -> Iterator[tuple[float, Rule]]:
+    def remove(self, rule_id: int) -> None:
+        slot = self._slot_of.pop(rule_id, None)
+        if slot is None:
+            return
+        entry = self._entries[slot]
+        assert entry is not None
+        for term_id in entry.term_ids:
+            self._document_frequency[term_id] -= 1
+        self._entries[slot] = None
+        self._alive[slot] = False
+        self._changed()
+        if len(self._entries) > 64 and len(self._slot_of) < len(self._entries) // 2:
+            self._compact()
+
+    def _changed(self) -> None:
+        self._arrays = None
+        self._default_order = None
+
+    def _term_id(self, term: str) -> int:
+        term_id = self._vocabulary.get(term)
+        if term_id is None:
+            term_id = self._vocabulary[term] = len(self._vocabulary)
+            self._document_frequency.append(0)
+        return term_id
+
+    def _compact(self) -> None:
+        live = [entry for entry in self._entries if entry is not None]
+        self.__init__()  # the vocabulary and word cache are rebuilt too; both are cheap
+        for entry in live:
+            self.upsert(entry.id, entry.text, entry.support_tasks, entry.last_seen, entry.tasks)
+
+    def _current_arrays(self) -> dict[str, np.ndarray]:
+        if self._arrays is None:
+            if self._pending:
+                slot, term, count = (
+                    np.array(column) for column in zip(*self._pending, strict=True)
+                )
+                self._post_slot = np.concatenate([self._post_slot, slot.astype(np.int32)])
+                self._post_term = np.concatenate([self._post_term, term.astype(np.int32)])
+                self._post_count = np.concatenate([self._post_count, count.astype(np.float64)])
+                self._pending.clear()
+            self._arrays = {
+                "alive": np.array(self._alive, bool),
+                "length": np.array(self._length, np.float64),
+                "df": np.array(self._document_frequency, np.float64),
+            }
+        return self._arrays
+
+    # -- querying ------------------------------------------------------------------------------
+
+    def search(self, query: str | None, task: str | None) -> Iterator[tuple[float, IndexedRule]]:
         """Every active rule, best first: relevant ones by score, then the rest by support."""
-        scores: dict[int, float] = defaultdict(float)
+        scores = np.zeros(len(self._entries), np.float64)
         if query:
-            n = len(self.rules)
-            for term, query_count in Counter(terms(query)).items():
-                postings = self._postings.get(term)
-                if not postings:
-                    continue
-                idf = math.log(1 + (n - len(postings) + 0.5) / (len(postings) + 0.5))
-                # Repeated words in a long kernel should not drown out the rarer ones.
-                weight = idf * (1 + math.log(query_count))
-                for position, count in postings:
-                    length = self._lengths[position] / self._average_length
-                    scores[position] += (
-                        weight * count * (_K1 + 1) / (count + _K1 * (1 - _B + _B * length))
-                    )
+            self._score(query, scores)
         if task:
-            for position in self._by_task.get(task, ()):
-                scores[position] += TASK_BONUS
-        ranked = sorted(
-            scores,
-            key=lambda p: (-scores[p], -self.rules[p].support_tasks, -self.rules[p].last_seen),
-        )
-        for position in ranked:
-            yield scores[position], self.rules[position]
-        for position in self._default_order:
-            if position not in scores:
-                yield 0.0, self.rules[position]
+            for slot in self._slot_of.values():
+                entry = self._entries[slot]
+                if entry is not None and task in entry.tasks:
+                    scores[slot] += TASK_BONUS
+        scored = np.flatnonzero(scores > 0)
+        if scored.size:
+            support = np.array([self._entries[s].support_tasks for s in scored])  # type: ignore[union-attr]
+            seen = np.array([self._entries[s].last_seen for s in scored])  # type: ignore[union-attr]
+            order = scored[np.lexsort((-seen, -support, -scores[scored]))]
+            for slot in order:
+                yield float(scores[slot]), self._entries[slot]  # type: ignore[misc]
+        for slot in self._defaults():
+            if scores[slot] <= 0:
+                yield 0.0, self._entries[slot]  # type: ignore[misc]
+
+    def _score(self, query: str, scores: np.ndarray) -> None:
+        counts = Counter(term for term in self.terms(query) if term in self._vocabulary)
+        if not counts or not self._slot_of:
+            return
+        arrays = self._current_arrays()
+        query_weight = np.zeros(len(self._vocabulary), np.float64)
+        for term, count in counts.items():
+            # Repeated words in a long kernel should not drown out the rarer ones.
+            query_weight[self._vocabulary[term]] = 1 + math.log(count)
+        hit = (query_weight[self._post_term] > 0) & arrays["alive"][self._post_slot]
+        slots = self._post_slot[hit]
+        terms = self._post_term[hit]
+        tf = self._post_count[hit]
+        df = arrays["df"][terms]
+        idf = np.log1p((len(self._slot_of) - df + 0.5) / (df + 0.5))
+        lengths = arrays["length"]
+        average = float(lengths[arrays["alive"]].mean())
+        norm = tf + _K1 * (1 - _B + _B * lengths[slots] / average)
+        contribution = idf * query_weight[terms] * tf * (_K1 + 1) / norm
+        scores += np.bincount(slots, weights=contribution, minlength=len(scores))
+
+    def _defaults(self) -> list[int]:
+        # Rules ranked for a query that says nothing: broadest support first, newest next.
+        if self._default_order is None:
+            live = [(slot, e) for slot, e in enumerate(self._entries) if e is not None]
+            live.sort(key=lambda item: (-item[1].support_tasks, -item[1].last_seen))
+            self._default_order = [slot for slot, _ in live]
+        return self._default_order
 
 
 def within_budget(
-    ranked: Iterable[tuple[float, Rule]], *, limit: int, token_budget: int
+    ranked: Iterable[tuple[float, IndexedRule]], *, limit: int, token_budget: int
 ) -> tuple[list[RuleHit], int]:
     """Of the ``limit`` best rules, those that fit in ``token_budget`` tokens in rank order, and
     how many of them did not fit."""

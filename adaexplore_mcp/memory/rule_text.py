@@ -76,7 +76,7 @@ def words(text: str) -> list[str]:
 
 def key_terms(text: str) -> frozenset[str]:
     """The words two rules must share to state the same prohibition (light stemming)."""
-    return frozenset(_stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1)
+    return frozenset(stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1)
 
 
 def normalized(text: str) -> str:
@@ -141,7 +141,7 @@ def _inside_code(text: str, position: int) -> bool:
     return position + 1 < len(text) and not text[position + 1].isspace()
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     for suffix in ("ing", "ed", "es", "s"):
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
             return word[: -len(suffix)]

@@ -10,6 +10,7 @@ support; a rule is active once failures on ``threshold`` distinct tasks support 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import sqlite3
 
@@ -56,7 +57,7 @@ class SkillMemory:
         self._store = store
         self.settings = settings or MemorySettings()
         self._distiller = distiller if self.settings.distill_with_llm else None
-        self._index: RuleIndex | None = None
+        self._index = RuleIndex()
         self._index_generation = -1
         self._terms: dict[str, frozenset[str]] = {}
         if self.settings.starter:
@@ -150,7 +151,7 @@ class SkillMemory:
                 failure_ids |= set(repo.unlinked_failures(conn, sig.key))
             repo.link(conn, rule_id, sorted(failure_ids))
             activated = repo.promote_if_supported(conn, rule_id, self.threshold)
-            repo.bump_generation(conn)
+            repo.touch(conn, [rule_id])
             rule = repo.get_rule(conn, rule_id)
         assert rule is not None
         verb = {
@@ -217,7 +218,7 @@ class SkillMemory:
                 repo.promote_if_supported(conn, rule_id, self.threshold)
             elif not specific and self._status(conn, rule_id) is RuleStatus.CANDIDATE:
                 repo.set_status(conn, rule_id, RuleStatus.ACTIVE)
-            repo.bump_generation(conn)
+            repo.touch(conn, [rule_id])
             rule = repo.get_rule(conn, rule_id)
         assert rule is not None
         return rule, created
@@ -239,7 +240,7 @@ class SkillMemory:
         self.rule(rule_id)
         with self._store.connect() as conn:
             repo.set_status(conn, rule_id, status)
-            repo.bump_generation(conn)
+            repo.touch(conn, [rule_id])
         return self.rule(rule_id)
 
     def retire(self, rule_id: int) -> Rule:
@@ -272,13 +273,20 @@ class SkillMemory:
             limit=limit or self.settings.max_rules,
             token_budget=token_budget or self.settings.token_budget,
         )
-        return RulesAnswer(rules=hits, active_total=len(index.rules), omitted_for_budget=omitted)
+        return RulesAnswer(rules=hits, active_total=len(index), omitted_for_budget=omitted)
 
     def _current_index(self) -> RuleIndex:
+        """The index, brought up to date with the rules changed since it was last read."""
         with self._store.connect() as conn:
             generation = repo.generation(conn)
-            if self._index is None or generation != self._index_generation:
-                self._index = RuleIndex(repo.list_rules(conn, [RuleStatus.ACTIVE]))
+            if generation != self._index_generation:
+                for rule_id, text, status, specific, support, seen, tasks in repo.changed_rules(
+                    conn, self._index_generation
+                ):
+                    if status == RuleStatus.ACTIVE and not specific:
+                        self._index.upsert(rule_id, text, support, seen, json.loads(tasks))
+                    else:
+                        self._index.remove(rule_id)
                 self._index_generation = generation
         return self._index
 

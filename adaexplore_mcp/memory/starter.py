@@ -130,7 +130,7 @@ def install_starter(memory: SkillMemory, store: Store) -> bool:
                 )
                 failure_ids.append(failure_id)
             repo.link(conn, rule.id, failure_ids)
-            repo.bump_generation(conn)
+            repo.touch(conn, [rule.id])
     with store.connect() as conn:
         repo.set_meta(conn, _META_KEY, version)
     log.info("installed the starter memory (%d rules, version %s)", len(rules), version)

@@ -1,0 +1,18 @@
+"""The ``adaexplore-mcp`` command line. Every command is a thin call into the packages."""
+
+import typer
+
+from adaexplore_mcp.cli import judge, rules, tasks
+from adaexplore_mcp.cli.evaluate import eval_command
+
+app = typer.Typer(
+    help="Optimize GPU kernels with the AdaExplore method: MCP server, judge and driver.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.command("eval")(eval_command)
+app.add_typer(tasks.app, name="tasks")
+app.add_typer(judge.app, name="judge")
+app.add_typer(rules.app, name="rules")
+
+__all__ = ["app"]

@@ -1,0 +1,3 @@
+from adaexplore_mcp.cli import app
+
+app()

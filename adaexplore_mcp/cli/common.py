@@ -1,0 +1,115 @@
+"""What every command shares: consoles, exit codes, options, settings and the judge's lifetime."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Annotated, TypeVar
+
+import typer
+from rich.console import Console
+
+from adaexplore_mcp.config import Settings
+from adaexplore_mcp.judge import Judge, JudgeError, open_judge
+from adaexplore_mcp.judge.devices import parse_device_spec
+from adaexplore_mcp.tasks import Task, TaskError, resolve_task
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False)
+T = TypeVar("T")
+
+EXIT_USAGE = 2
+EXIT_JUDGE = 3
+
+DeviceOption = Annotated[
+    str | None,
+    typer.Option(
+        help="cpu, cuda:N, cuda (every GPU) or auto. Default: ADAEXPLORE_JUDGE__DEVICE or auto."
+    ),
+]
+JudgeUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--judge",
+        help="URL of a judge service (adaexplore-mcp judge serve) to use instead of a local "
+        "judge. Default: ADAEXPLORE_REMOTE__URL.",
+    ),
+]
+JudgeTokenOption = Annotated[
+    str | None,
+    typer.Option(
+        "--judge-token", help="The judge service's token. Default: ADAEXPLORE_REMOTE__TOKEN."
+    ),
+]
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
+    err.print(f"[red]error:[/red] {message}")
+    return typer.Exit(code)
+
+
+def settings_with(
+    device: str | None = None,
+    timeout: float | None = None,
+    judge_url: str | None = None,
+    judge_token: str | None = None,
+) -> Settings:
+    settings = Settings()
+    updates = {}
+    if device is not None:
+        updates["device"] = device
+    if timeout is not None:
+        updates["timeout_s"] = timeout
+    if updates:
+        judge = settings.judge.model_validate({**settings.judge.model_dump(), **updates})
+        settings = settings.model_copy(update={"judge": judge})
+    remote = {"url": judge_url, "token": judge_token}
+    remote = {key: value for key, value in remote.items() if value is not None}
+    if remote:
+        settings = settings.model_copy(update={"remote": settings.remote.model_copy(update=remote)})
+    return settings
+
+
+def request_device(settings: Settings, device: str | None) -> str | None:
+    """The device an evaluation names: a local judge was started on --device already; a judge
+    service picks its least busy device unless one is named."""
+    if not settings.remote.url or device is None:
+        return None
+    spec = parse_device_spec(device)
+    if spec.kind == "cpu":
+        return "cpu"
+    if spec.indices is not None and len(spec.indices) == 1:
+        return f"cuda:{spec.indices[0]}"
+    if spec.indices is not None:
+        raise fail("with --judge, --device names one device (cpu or cuda:N), or none")
+    return None
+
+
+def with_judge(settings: Settings, work: Callable[[Judge], Awaitable[T]]) -> T:
+    async def main() -> T:
+        where = (
+            f"the judge service at {settings.remote.url}" if settings.remote.url else "the judge"
+        )
+        with err.status(f"starting {where}…"):
+            judge = open_judge(settings)
+            await judge.start()
+        try:
+            return await work(judge)
+        finally:
+            await judge.close()
+
+    try:
+        return asyncio.run(main())
+    except TaskError as exc:
+        raise fail(str(exc)) from None
+    except JudgeError as exc:
+        raise fail(f"the judge could not run: {exc}", EXIT_JUDGE) from None
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+
+
+def load_task(name_or_path: str) -> Task:
+    try:
+        return resolve_task(name_or_path)
+    except TaskError as exc:
+        raise fail(str(exc)) from None

@@ -1,0 +1,140 @@
+"""`adaexplore-mcp eval`: judge one kernel."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from adaexplore_mcp.cli.common import (
+    DeviceOption,
+    JudgeTokenOption,
+    JudgeUrlOption,
+    err,
+    fail,
+    load_task,
+    out,
+    request_device,
+    settings_with,
+    with_judge,
+)
+from adaexplore_mcp.judge import EvalResult, Judge, Phase, Status
+from adaexplore_mcp.tasks import (
+    Task,
+    bundled_solution,
+    solution_names,
+)
+
+
+def eval_command(
+    task: Annotated[str, typer.Argument(help="A bundled task name or the path of a task file.")],
+    kernel: Annotated[
+        Path | None,
+        typer.Argument(help="The candidate file (defines ModelNew); '-' reads standard input."),
+    ] = None,
+    solution: Annotated[
+        bool, typer.Option("--solution", help="Evaluate the task's bundled Triton solution.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the EvalResult as JSON.")] = False,
+    timeout: Annotated[
+        float | None, typer.Option(min=1, help="Wall-clock limit in seconds.")
+    ] = None,
+    device: DeviceOption = None,
+    judge_url: JudgeUrlOption = None,
+    judge_token: JudgeTokenOption = None,
+) -> None:
+    """Judge one candidate kernel: correctness on every shape variant, then timing on a GPU.
+
+    Exits 0 for any verdict (see the status); non-zero only when the judge could not run.
+    """
+    resolved = load_task(task)
+    code = _read_kernel(resolved, kernel, solution)
+    settings = settings_with(device, timeout, judge_url, judge_token)
+    target = request_device(settings, device)
+
+    async def work(judge: Judge) -> EvalResult:
+        with err.status(f"{resolved.name}: queued") as status:
+
+            def progress(phase: Phase, elapsed: float) -> None:
+                status.update(f"{resolved.name}: {phase.value} ({elapsed:.1f}s)")
+
+            return await judge.evaluate(
+                resolved, code, device=target, timeout_s=timeout, on_progress=progress
+            )
+
+    result = with_judge(settings, work)
+    if as_json:
+        sys.stdout.write(result.model_dump_json() + "\n")
+    else:
+        _print_result(result)
+
+
+def _read_kernel(task: Task, kernel: Path | None, solution: bool) -> str:
+    if solution == (kernel is not None):
+        raise fail("give a KERNEL file or --solution (not both)")
+    if solution:
+        code = bundled_solution(task.name)
+        if code is None:
+            names = ", ".join(solution_names())
+            raise fail(f"task {task.name!r} has no bundled solution; these do: {names}")
+        return code
+    assert kernel is not None
+    if str(kernel) == "-":
+        return sys.stdin.read()
+    try:
+        return kernel.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise fail(f"cannot read the kernel file {kernel}: {exc.strerror or exc}") from None
+
+
+_STATUS_STYLE = {
+    Status.CORRECT: "bold green",
+    Status.INCORRECT: "bold yellow",
+    Status.REJECTED: "bold magenta",
+}
+
+
+def _print_result(result: EvalResult) -> None:
+    style = _STATUS_STYLE.get(result.status, "bold red")
+    out.print(
+        f"[{style}]{result.status.value}[/{style}]  {result.task}  kernel {result.kernel_hash}"
+    )
+    out.print(result.message)
+    if result.error and result.error.traceback:
+        out.print(result.error.traceback, markup=False)
+    if result.runtime is not None:
+        table = Table(box=None, pad_edge=False)
+        for column in ("", "median ms", "mean ms", "std ms", "min ms", "n", "speedup"):
+            table.add_column(column, justify="right" if column else "left")
+        rows = [
+            ("kernel", result.runtime, None),
+            ("eager", result.eager, result.speedup_eager),
+            ("torch.compile", result.compiled, result.speedup_compile),
+        ]
+        for label, stats, speedup in rows:
+            if stats is None:
+                continue
+            table.add_row(
+                label,
+                f"{stats.median_ms:.4f}",
+                f"{stats.mean_ms:.4f}",
+                f"{stats.std_ms:.4f}",
+                f"{stats.min_ms:.4f}",
+                str(stats.n),
+                f"{speedup:.2f}x" if speedup else "",
+            )
+        out.print(table)
+    if result.output_tail:
+        out.print("[dim]kernel output (tail):[/dim]")
+        out.print(result.output_tail.rstrip()[-1000:], markup=False)
+    env = result.environment
+    if env is not None:
+        phases = result.phases
+        out.print(
+            f"[dim]{env.device_name}, torch {env.torch}, triton {env.triton} · compile "
+            f"{phases.compile_s:.2f}s · check {phases.check_s:.2f}s · timing "
+            f"{phases.timing_s:.2f}s · total {phases.total_s:.2f}s[/dim]"
+        )
