@@ -15,7 +15,12 @@ from adaexplore_mcp.memory.models import (
 )
 from adaexplore_mcp.memory.rule_text import RuleTextError
 from adaexplore_mcp.memory.signature import Signature, signature
-from adaexplore_mcp.memory.skill_memory import SkillMemory, UnknownRule, failure_signature
+from adaexplore_mcp.memory.skill_memory import (
+    SkillMemory,
+    UnknownRule,
+    failure_signature,
+    open_memory,
+)
 from adaexplore_mcp.memory.transfer import (
     ImportReport,
     RulesFileError,
@@ -45,6 +50,7 @@ __all__ = [
     "export_rules",
     "failure_signature",
     "import_rules",
+    "open_memory",
     "parse_rule",
     "parse_rules",
     "signature",

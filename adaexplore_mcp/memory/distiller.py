@@ -76,9 +76,11 @@ def parse_rule(reply: str) -> str | None:
     """The rule in a model's reply: the first line starting 'You cannot', unwrapped from quotes,
     bullets or code fences. None for NONE, or for a reply without a usable rule."""
     for raw in reply.splitlines():
-        line = raw.strip().strip("`*>-•").strip().strip("\"'“”").strip()
-        if not line.startswith(PREFIX):
+        start = raw.find(PREFIX)
+        if start < 0:
             continue
+        # "Rule: \"You cannot …\"", "**You cannot …**", "> You cannot …" all carry the rule.
+        line = raw[start:].strip().rstrip("`*\"'”").strip()
         try:
             return clean(line)
         except RuleTextError as error:

@@ -13,8 +13,9 @@ import hashlib
 import json
 import logging
 import sqlite3
+from collections.abc import Mapping
 
-from adaexplore_mcp.config import MemorySettings
+from adaexplore_mcp.config import MemorySettings, Settings
 from adaexplore_mcp.memory import repository as repo
 from adaexplore_mcp.memory.distiller import Distiller, FailureExample
 from adaexplore_mcp.memory.models import (
@@ -387,3 +388,18 @@ def failure_signature(report: FailureReport) -> Signature:
 
 def _hash(code: str) -> str:
     return hashlib.sha256(code.encode()).hexdigest()[:16]
+
+
+def open_memory(settings: Settings, *, environ: Mapping[str, str] | None = None) -> SkillMemory:
+    """The memory in ``settings.home``'s database, distilling with ``settings.llm`` when a model
+    is configured (``adaexplore_mcp.llm.open_llm``), else taking rules from agents only."""
+    distiller = None
+    if settings.memory.distill_with_llm and settings.llm.provider is not None:
+        from adaexplore_mcp.llm import LLMNotConfigured, open_llm
+        from adaexplore_mcp.memory.distiller import LLMDistiller
+
+        try:
+            distiller = LLMDistiller(open_llm(settings.llm, environ=environ))
+        except LLMNotConfigured as error:
+            log.warning("rules will come from agents only: %s", error)
+    return SkillMemory(Store(settings.database_path), settings.memory, distiller)

@@ -40,6 +40,8 @@ def test_clean_says_what_is_wrong(text, words):
         ("NONE", None),
         ("The harness was flaky.", None),
         ("You cannot do A. You cannot do B.", None),
+        ('Rule: "You cannot read globals in a kernel."', "You cannot read globals in a kernel."),
+        ("**You cannot read globals in a kernel.**", "You cannot read globals in a kernel."),
     ],
 )
 def test_a_model_reply_yields_one_rule_or_none(reply, rule):
