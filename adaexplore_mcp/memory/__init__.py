@@ -14,6 +14,7 @@ from adaexplore_mcp.memory.models import (
     RuleStatus,
 )
 from adaexplore_mcp.memory.rule_text import RuleTextError
+from adaexplore_mcp.memory.rule_text import kernel_specific as kernel_specific_reason
 from adaexplore_mcp.memory.signature import Signature, signature
 from adaexplore_mcp.memory.skill_memory import (
     SkillMemory,
@@ -50,6 +51,7 @@ __all__ = [
     "export_rules",
     "failure_signature",
     "import_rules",
+    "kernel_specific_reason",
     "open_memory",
     "parse_rule",
     "parse_rules",

@@ -34,6 +34,7 @@ _LINE = re.compile(r"\b(?:line|lines|column|col)\s+\d+(?:\s*[-:]\s*\d+)?", re.I)
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b")
 _OBJECT_REPR = re.compile(r"<([\w.]+) object at <addr>>")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])")
+_SHAPE = re.compile(r"on shape [\w-]+(?: \([^)]*\))?")
 _QUOTED = re.compile(r"'[^'\n]{1,80}'|\"[^\"\n]{1,80}\"|`[^`\n]{1,80}`")
 _SPACE = re.compile(r"\s+")
 
@@ -108,7 +109,8 @@ def unwrap(error_type: str, message: str) -> tuple[str, str]:
 
 
 def normalize_message(message: str, names: set[str] = frozenset()) -> str:
-    text = _PATH.sub("<file>", message)
+    text = _SHAPE.sub("on shape <shape>", message)
+    text = _PATH.sub("<file>", text)
     text = _LINE.sub("<line>", text)
     text = _ADDRESS.sub("<addr>", text)
     text = _OBJECT_REPR.sub(r"<\1>", text)
@@ -129,7 +131,12 @@ def signature(
     first_line = next((line for line in body.splitlines() if line.strip()), "")
     text = normalize_message(first_line, names)
     distinctive = kind not in {"incorrect", "timeout"} and len(text.split()) >= 3
-    digest = hashlib.sha256(f"{inner_type}|{text}".encode()).hexdigest()[:16]
+    # The GPU compiler keeps only the inner message ("at 3:11: … ^ arange's range must be…"),
+    # the interpreter keeps its type too (ValueError("arange's range…")): key both on the text.
+    wrapped = error_type.rsplit(".", 1)[-1] in _WRAPPERS or inner_type in _WRAPPERS
+    digest = hashlib.sha256(
+        f"{'triton-compile' if wrapped else inner_type}|{text}".encode()
+    ).hexdigest()[:16]
     return Signature(key=digest, error_type=inner_type, text=text, distinctive=distinctive)
 
 
