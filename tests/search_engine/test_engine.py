@@ -1,0 +1,259 @@
+"""The engine's methods as the MCP tools will call them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from adaexplore_mcp.config import SearchSettings
+from adaexplore_mcp.judge.result import Phase
+from adaexplore_mcp.search_engine import (
+    Action,
+    Budget,
+    BudgetExhausted,
+    Edit,
+    SearchEngine,
+    SearchError,
+    SearchExport,
+    UnknownNode,
+    UnknownSearch,
+)
+from tests.search_engine.fakes import FakeJudge, kernel, toy_task
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_a_search_starts_with_a_root_that_holds_no_kernel(engine):
+    info = engine.start_search(toy_task(), label="first")
+    assert info.root.id == 0 and info.root.action is Action.ROOT and info.root.reward is None
+    assert info.node_count == 1 and info.best is None and info.label == "first"
+    root = engine.get_node(info.id, 0)
+    assert root.code is None and root.result is None
+    assert info.budget == Budget(max_steps=50) and info.exhausted is None
+
+
+def test_every_step_is_in_the_store_for_a_fresh_engine(engine, store, judge):
+    sid = engine.start_search(toy_task()).id
+    one = run(engine.regenerate(sid, kernel(speed=2.0), author="agent-a", note="v1", tokens=120))
+    assert one.improved and one.best_node_id == one.node.id == 1
+    two = run(engine.apply_patch(sid, 1, [Edit(old_str="2.0", new_str="3.0")], author="agent-b"))
+    assert two.node.parent_id == 1 and two.node.action is Action.SMALL and two.improved
+    failed = run(
+        engine.apply_patch(sid, 2, [{"old_str": "# speed: 3.0", "new_str": "# fails: compile"}])
+    )
+    assert not failed.improved and failed.node.reward == 0.0 and failed.best_node_id == 2
+    other = SearchEngine(store, judge)  # another process would see the same
+    tree = other.get_tree(sid)
+    assert [(n.id, n.parent_id, n.action.value) for n in tree.nodes] == [
+        (0, None, "root"), (1, 0, "large"), (2, 1, "small"), (3, 2, "small"),
+    ]  # fmt: skip
+    assert tree.nodes[0].visits == 3 and tree.nodes[1].visits == 3 and tree.nodes[3].visits == 1
+    node = other.get_node(sid, 1)
+    assert node.author == "agent-a" and node.note == "v1" and node.tokens == 120
+    assert node.result.speedup_eager == 2.0 and node.speedup == 2.0 and node.runtime_ms == 5.0
+    assert other.get_node(sid, 2).edits == [Edit(old_str="2.0", new_str="3.0")]
+    assert tree.search.usage.tokens == 120 and tree.search.usage.steps == 3
+    assert tree.search.best.id == 2 and tree.search.correct_count == 2
+
+
+def test_unknown_ids_say_what_exists(engine):
+    sid = engine.start_search(toy_task()).id
+    with pytest.raises(UnknownSearch, match=f"recent searches: {sid}.*list_searches"):
+        engine.select_node("nope")
+    with pytest.raises(UnknownNode, match="numbered 0 \\(the root\\) to 0; get_tree"):
+        engine.get_node(sid, 5)
+    with pytest.raises(UnknownNode):
+        run(engine.regenerate(sid, kernel(), node_id=9))
+    with pytest.raises(SearchError, match="empty"):
+        run(engine.regenerate(sid, "  \n"))
+
+
+def test_progress_is_passed_through_to_the_caller(engine):
+    sid = engine.start_search(toy_task()).id
+    phases = []
+    run(engine.regenerate(sid, kernel(speed=2.0), on_progress=lambda p, t: phases.append(p)))
+    assert phases == [Phase.QUEUED, Phase.COMPILING, Phase.CHECKING, Phase.TIMING]
+
+
+class BlockingJudge(FakeJudge):
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = asyncio.Event()
+
+    async def evaluate(self, task, code, **kwargs):
+        self.started.set()
+        await asyncio.sleep(3600)
+
+
+class BrokenJudge(FakeJudge):
+    async def evaluate(self, task, code, **kwargs):
+        raise RuntimeError("judge unavailable")
+
+
+def test_cancelling_an_evaluation_records_nothing_and_releases_the_node(store):
+    judge = BlockingJudge()
+    engine = SearchEngine(store, judge, SearchSettings(seed=1))
+    sid = engine.start_search(toy_task()).id
+    engine.select_node(sid)
+
+    async def cancel_midway():
+        step = asyncio.create_task(engine.regenerate(sid, kernel(speed=2.0)))
+        await judge.started.wait()
+        step.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await step
+
+    run(cancel_midway())
+    info = engine.get_search(sid)
+    assert info.node_count == 1 and info.usage.in_flight == 0 and info.usage.steps == 0
+    # a judge that fails does the same
+    broken = SearchEngine(store, BrokenJudge())
+    with pytest.raises(RuntimeError, match="judge unavailable"):
+        run(broken.regenerate(sid, kernel()))
+    assert engine.get_search(sid).usage.in_flight == 0
+
+
+def test_the_step_budget_counts_selections_in_flight(store, judge, clock):
+    engine = SearchEngine(store, judge, SearchSettings(seed=1, max_steps=3), clock=clock)
+    sid = engine.start_search(toy_task()).id
+    run(engine.regenerate(sid, kernel(speed=1.0)))
+    engine.select_node(sid)
+    engine.select_node(sid)
+    with pytest.raises(BudgetExhausted, match="2 selection\\(s\\) still hold budget") as caught:
+        engine.select_node(sid)
+    assert caught.value.reason == "steps" and caught.value.in_flight == 2
+    # a step without a selection must fit the budget too
+    with pytest.raises(BudgetExhausted):
+        run(engine.regenerate(sid, kernel(speed=5.0)))
+    # an abandoned selection stops holding budget when its lease expires
+    clock.advance(SearchSettings().lease_timeout_s + 1)
+    assert engine.get_search(sid).usage.in_flight == 0
+    last = run(engine.regenerate(sid, kernel(speed=5.0)))
+    third = run(engine.regenerate(sid, kernel(speed=6.0)))
+    assert last.exhausted is None and third.exhausted == "steps"
+    with pytest.raises(BudgetExhausted, match="3 of 3 steps taken\\); best_kernel"):
+        engine.select_node(sid)
+    assert engine.get_search(sid).exhausted == "steps"
+
+
+def test_wall_clock_and_token_budgets(store, judge, clock):
+    engine = SearchEngine(store, judge, SearchSettings(seed=1), clock=clock)
+    timed = engine.start_search(toy_task(), budget=Budget(max_steps=100, max_wall_s=60)).id
+    clock.advance(30)
+    run(engine.regenerate(timed, kernel()))
+    clock.advance(31)
+    with pytest.raises(BudgetExhausted, match="wall_clock"):
+        engine.select_node(timed)
+    # the time after the last recorded activity (here: before a crash and the resume) does not
+    # count; the refused selection recorded nothing
+    clock.advance(3600)
+    assert engine.resume(timed).usage.wall_s == pytest.approx(30)
+    clock.advance(5)
+    assert engine.get_search(timed).usage.wall_s == pytest.approx(35)
+    tokens = engine.start_search(toy_task(), budget=Budget(max_steps=100, max_tokens=1000)).id
+    run(engine.regenerate(tokens, kernel(), tokens=600))
+    assert engine.add_tokens(tokens, 400).tokens == 1000
+    with pytest.raises(BudgetExhausted, match="tokens"):
+        engine.select_node(tokens)
+
+
+def test_a_lease_nobody_acts_on_expires_so_the_node_is_not_starved(store, judge, clock):
+    settings = SearchSettings(seed=1, lease_timeout_s=60, virtual_loss=50)
+    engine = SearchEngine(store, judge, settings, clock=clock)
+    sid = engine.start_search(toy_task()).id
+    run(engine.regenerate(sid, kernel(speed=4.0)))
+    run(engine.regenerate(sid, kernel(speed=1.0)))
+    held = engine.select_node(sid).node.id
+    assert held == 1
+    assert engine.select_node(sid).node.id != held  # the lease weighs on node 1
+    clock.advance(61)
+    assert engine.select_node(sid).node.id == held
+    assert engine.release(sid, held)
+    assert not engine.release(sid, held)  # only one lease on it was still live
+
+
+def test_fork_copies_the_path_and_the_subtree_with_a_fresh_budget(engine):
+    sid = engine.start_search(toy_task()).id
+    run(engine.regenerate(sid, kernel(speed=1.0)))  # 1
+    run(engine.regenerate(sid, kernel(speed=2.0)))  # 2
+    run(engine.apply_patch(sid, 2, [Edit(old_str="2.0", new_str="3.0")]))  # 3
+    run(engine.apply_patch(sid, 3, [Edit(old_str="3.0", new_str="4.0")]))  # 4
+    fork = engine.fork(sid, 3, budget=Budget(max_steps=5), label="from 3")
+    assert fork.forked_from.search_id == sid and fork.forked_from.node_id == 3
+    tree = engine.get_tree(fork.id)
+    assert [(n.id, n.parent_id) for n in tree.nodes] == [(0, None), (1, 0), (2, 1), (3, 2)]
+    assert fork.forked_from.copied_as == 2
+    assert [n.visits for n in tree.nodes] == [3, 3, 2, 1]
+    assert fork.usage.steps == 0 and fork.budget.max_steps == 5 and fork.label == "from 3"
+    assert engine.get_node(fork.id, 2).copied_from == 3
+    assert engine.get_node(fork.id, 2).code == engine.get_node(sid, 3).code
+    run(engine.regenerate(fork.id, kernel(speed=9.0), node_id=2))
+    assert engine.get_search(sid).node_count == 5  # the original is untouched
+    assert engine.get_search(fork.id).best.id == 4
+
+
+def test_searches_are_listed_newest_first_and_exported_as_json(engine, clock):
+    first = engine.start_search(toy_task("one")).id
+    clock.advance(1)
+    second = engine.start_search(toy_task("two")).id
+    run(engine.regenerate(second, kernel(speed=2.0)))
+    assert [s.id for s in engine.list_searches()] == [second, first]
+    assert [s.id for s in engine.list_searches(task="one")] == [first]
+    exported = engine.export(second)
+    again = SearchExport.model_validate(json.loads(exported.model_dump_json()))
+    assert again == exported and len(again.nodes) == 2
+    assert again.nodes[1].result.speedup_eager == 2.0 and again.search.id == second
+
+
+def test_the_task_is_stored_with_the_search(engine, store):
+    task = toy_task()
+    sid = engine.start_search(task).id
+    judge = FakeJudge()
+    run(SearchEngine(store, judge).regenerate(sid, kernel()))
+    assert judge.tasks == [task]
+
+
+def test_the_best_kernel_is_decided_on_remeasured_runtime(store):
+    judge = FakeJudge()
+    settings = SearchSettings(seed=1, remeasure_top_k=3, remeasure_count=3)
+    engine = SearchEngine(store, judge, settings)
+    sid = engine.start_search(toy_task()).id
+    lucky = run(engine.regenerate(sid, kernel("class ModelNew:\n  a = 1") + "# speeds: 5, 1.5\n"))
+    steady = run(engine.regenerate(sid, kernel("class ModelNew:\n  b = 1", speed=3.0))).node.id
+    flaky = run(engine.regenerate(sid, kernel("class ModelNew:\n  c = 1", speed=4.0) + "# flaky\n"))
+    single = run(engine.best_kernel(sid))
+    assert single.node.id == lucky.node.id and single.decided_by == "median_runtime"
+    best = run(engine.best_kernel(sid, remeasure=True))
+    assert best.node.id == steady and best.decided_by == "median_runtime"
+    by_id = {c.node_id: c for c in best.candidates}
+    assert by_id[lucky.node.id].samples_ms == [2.0] + [10 / 1.5] * 3
+    assert by_id[flaky.node.id].disqualified.startswith("re-measurement incorrect")
+    assert by_id[steady].median_ms == pytest.approx(10 / 3)
+    assert len(judge.evaluated) == 3 + 9
+    # the measurements are stored: a later call without re-measuring decides the same
+    assert run(engine.best_kernel(sid)).node.id == steady
+    assert len(engine.export(sid).measurements) == 9
+    assert engine.get_search(sid).usage.evaluations == 12
+
+
+def test_without_timings_the_best_kernel_is_decided_by_reward(store):
+    engine = SearchEngine(store, FakeJudge(timing=False), SearchSettings(seed=1))
+    sid = engine.start_search(toy_task()).id
+    assert run(engine.best_kernel(sid)).node is None
+    run(engine.regenerate(sid, kernel(fails="incorrect")))
+    first = run(engine.regenerate(sid, kernel(speed=3.0))).node
+    assert first.speedup is None and first.reward == pytest.approx(0.65)
+    best = run(engine.best_kernel(sid, remeasure=True))
+    assert best.decided_by == "reward" and best.node.id == first.id
+
+
+def test_an_engine_without_a_judge_reads_but_does_not_evaluate(engine, store):
+    sid = engine.start_search(toy_task()).id
+    reader = SearchEngine(store)
+    assert reader.get_tree(sid).search.id == sid
+    with pytest.raises(SearchError, match="no judge"):
+        run(reader.regenerate(sid, kernel()))
