@@ -319,13 +319,21 @@ class SearchSettings(BaseModel):
         "selection on large trees).",
     )
     # -- reward ------------------------------------------------------------------------------
-    reward_compile_error: float = Field(default=0.0, ge=0, le=1)
-    reward_rejected: float = Field(
-        default=0.0, ge=0, le=1, description="A kernel that failed an integrity check."
+    reward_compile_error: float = Field(
+        default=0.0, ge=0, le=1, description="Reward of a kernel that did not compile or load."
     )
-    reward_runtime_error: float = Field(default=0.05, ge=0, le=1)
-    reward_timeout: float = Field(default=0.05, ge=0, le=1)
-    reward_incorrect: float = Field(default=0.1, ge=0, le=1)
+    reward_rejected: float = Field(
+        default=0.0, ge=0, le=1, description="Reward of a kernel that failed an integrity check."
+    )
+    reward_runtime_error: float = Field(
+        default=0.05, ge=0, le=1, description="Reward of a kernel that crashed while running."
+    )
+    reward_timeout: float = Field(
+        default=0.05, ge=0, le=1, description="Reward of a kernel that ran out of time."
+    )
+    reward_incorrect: float = Field(
+        default=0.1, ge=0, le=1, description="Reward of a kernel that ran but computed wrongly."
+    )
     reward_correct_floor: float = Field(
         default=0.3,
         ge=0,

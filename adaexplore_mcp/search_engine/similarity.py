@@ -67,19 +67,18 @@ def similarity(code_a: str, code_b: str) -> float:
 
 def diverse_pick(
     ranked: Iterable[int],
-    features: Callable[[int], frozenset],
+    similar: Callable[[int, int], float],
     *,
     size: int,
     threshold: float,
 ) -> list[tuple[int, float]]:
     """Greedy: walk ``ranked`` (best first) and keep an item unless it is at least ``threshold``
     similar to one already kept. Returns (item, its highest similarity to a kept item)."""
-    kept: list[tuple[int, float, frozenset]] = []
+    kept: list[tuple[int, float]] = []
     for item in ranked:
         if len(kept) >= size:
             break
-        mine = features(item)
-        closest = max((jaccard(mine, other) for _, _, other in kept), default=0.0)
+        closest = max((similar(item, other) for other, _ in kept), default=0.0)
         if closest < threshold:
-            kept.append((item, closest, mine))
-    return [(item, closest) for item, closest, _ in kept]
+            kept.append((item, closest))
+    return kept

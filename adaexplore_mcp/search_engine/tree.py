@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.judge.result import Status
 from adaexplore_mcp.search_engine.models import Action, NodeSummary
-from adaexplore_mcp.search_engine.similarity import diverse_pick, shingles
+from adaexplore_mcp.search_engine.similarity import diverse_pick, jaccard, shingles
 
 
 @dataclass(slots=True)
@@ -67,6 +67,7 @@ class Tree:
         # correct nodes ranked best first, as (-reward, id): the pool's candidates
         self._ranked: list[tuple[float, int]] = []
         self._shingles: dict[int, frozenset] = {}
+        self._similarity: dict[tuple[int, int], float] = {}
         self._pool: tuple[int, list[tuple[int, float]]] | None = None
         self._correct_version = 0
 
@@ -211,7 +212,8 @@ class Tree:
     ) -> list[tuple[int, float]]:
         """The best correct kernels, skipping any too similar to a better one already taken:
         (node id, its highest similarity to a better member). Cached until a correct node
-        arrives; shingles are computed once per node."""
+        arrives; shingles and pairwise similarities are computed once, so a new correct node
+        costs only its own comparisons."""
         if self._pool is not None and self._pool[0] == self._correct_version:
             return self._pool[1]
         scan = self.top_correct(settings.pool_scan)
@@ -220,10 +222,14 @@ class Tree:
             for node_id, code in load_codes(missing).items():
                 self._shingles[node_id] = shingles(code)
         picked = diverse_pick(
-            scan,
-            self._shingles.__getitem__,
-            size=settings.pool_size,
-            threshold=settings.similarity_threshold,
+            scan, self._similar, size=settings.pool_size, threshold=settings.similarity_threshold
         )
         self._pool = (self._correct_version, picked)
         return picked
+
+    def _similar(self, a: int, b: int) -> float:
+        key = (a, b) if a < b else (b, a)
+        value = self._similarity.get(key)
+        if value is None:
+            value = self._similarity[key] = jaccard(self._shingles[a], self._shingles[b])
+        return value
