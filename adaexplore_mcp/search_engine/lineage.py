@@ -47,11 +47,13 @@ def forked_record(
     label: str | None,
     now: float,
 ) -> SearchRecord:
-    """The new search's row: same task and seed, fresh id, budget and usage."""
+    """The new search's row: same task, fresh id, budget and usage; the seed of the new
+    settings when they name one, else the source's."""
     return record.model_copy(
         update={
             "id": new_search_id(),
             "settings": settings,
+            "seed": settings.seed if settings.seed is not None else record.seed,
             "budget": budget,
             "label": label if label is not None else record.label,
             "forked_from": record.id,

@@ -257,3 +257,22 @@ def test_an_engine_without_a_judge_reads_but_does_not_evaluate(engine, store):
     assert reader.get_tree(sid).search.id == sid
     with pytest.raises(SearchError, match="no judge"):
         run(reader.regenerate(sid, kernel()))
+
+
+def test_a_fork_with_a_seeded_settings_replays_the_same_choices(store, judge):
+    unseeded = SearchSettings(p_large=0.5, small_quota=100, expansion_weight=0.0)
+    engine = SearchEngine(store, judge, unseeded)
+    sources = [engine.start_search(toy_task()).id for _ in range(2)]
+    for sid in sources:
+        run(engine.regenerate(sid, kernel(speed=2.0)))
+    seeded = unseeded.model_copy(update={"seed": 1234})
+    runs = []
+    for sid in sources:
+        fork = engine.fork(sid, 1, settings=seeded).id
+        actions = []
+        for _ in range(40):
+            selection = engine.select_node(fork)
+            actions.append(selection.action)
+            engine.release(fork, selection.node.id)
+        runs.append(actions)
+    assert runs[0] == runs[1] and len(set(runs[0])) == 2
