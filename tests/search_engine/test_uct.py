@@ -94,7 +94,7 @@ def test_virtual_loss_hands_concurrent_selections_different_nodes():
     assert len({tree.select(leased, flat) for _ in range(4)}) == 1
 
 
-def test_the_root_gets_a_large_step_and_a_full_quota_forces_one(engine):
+def test_a_fresh_search_selects_the_root_for_a_large_step(engine):
     search = engine.start_search(toy_task())
     selection = engine.select_node(search.id)
     assert selection.node.id == 0 and selection.action is Action.LARGE
