@@ -24,8 +24,18 @@ from adaexplore_mcp.memory.rule_text import STOPWORDS, stem, words
 # Words every kernel is full of: they say nothing about which rule applies.
 _CODE_NOISE = frozenset(
     """tl triton torch self def return import class nn module model new jit forward ptr
-    x y i j k n m pid block size grid none true false float int""".split()
+    x y i j k n m pid block size grid none true false float int give gives get gets""".split()
 )
+# One spelling per dtype, so "fp32" in a query finds "float32" in a rule.
+_CANONICAL = {
+    "fp32": "float32",
+    "fp16": "float16",
+    "bf16": "bfloat16",
+    "fp64": "float64",
+    "half": "float16",
+    "single": "float32",
+    "double": "float64",
+}
 _K1 = 1.2
 _B = 0.75
 # A rule observed on the task being worked on gets this much on top of its text relevance.
@@ -78,7 +88,9 @@ class RuleIndex:
             term = self._term_of_word.get(word, "")
             if term == "":
                 keep = word not in STOPWORDS and word not in _CODE_NOISE and len(word) > 1
-                term = self._term_of_word[word] = stem(word) if keep else None
+                term = self._term_of_word[word] = (
+                    _CANONICAL.get(word) or stem(word) if keep else None
+                )
             if term is not None:
                 out.append(term)
         return out
