@@ -7,6 +7,7 @@ environment on its own.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
@@ -16,10 +17,32 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Tolerance(BaseModel, frozen=True):
-    """An element passes when ``|actual - expected| <= atol + rtol * |expected|``."""
+    """An element passes when ``|actual - expected| <= atol + rtol * |expected|``.
+
+    With ``atol_scale="output_rms"`` the ``atol`` is a fraction of the expected output's root
+    mean square, so a rounding error that scales with the output passes near its zeros too."""
 
     atol: float = Field(ge=0)
     rtol: float = Field(ge=0)
+    atol_scale: Literal["absolute", "output_rms"] = "absolute"
+
+
+class Precision(StrEnum):
+    """How float32 work is judged and timed (``docs/precision.md``).
+
+    - ``strict``: the float32 tolerance against a float32 reference; baselines with TF32 off.
+    - ``tf32``: the candidate may round like TF32: a tolerance derived from TF32's precision
+      against the float32 reference; baselines timed with TF32 on, so speedups compare like
+      with like.
+    - ``legacy``: atol = rtol = 5e-2 with TF32-off baselines, to reproduce numbers published
+      under that gate; its results are labelled ``legacy``.
+
+    Float16 and bfloat16 outputs keep their own tolerances under every policy.
+    """
+
+    STRICT = "strict"
+    TF32 = "tf32"
+    LEGACY = "legacy"
 
 
 def _default_tolerances() -> dict[str, Tolerance]:
@@ -136,6 +159,11 @@ class JudgeSettings(BaseModel):
         default=True,
         description="Keep warm workers between evaluations. False starts a fresh Python process "
         "per evaluation, as the common reference harnesses do (used to benchmark the pool).",
+    )
+    precision: Precision = Field(
+        default=Precision.STRICT,
+        description="The precision policy of evaluations that do not name one: strict, tf32 "
+        "or legacy.",
     )
     timing: TimingSettings = Field(default_factory=TimingSettings)
     integrity: IntegritySettings = Field(default_factory=IntegritySettings)
@@ -264,6 +292,10 @@ class SearchSettings(BaseModel):
     """
 
     # -- selection ---------------------------------------------------------------------------
+    precision: Precision = Field(
+        default=Precision.STRICT,
+        description="The precision policy every evaluation of the search is judged under.",
+    )
     exploration_weight: float = Field(
         default=1.0,
         ge=0,
@@ -398,6 +430,32 @@ class SearchSettings(BaseModel):
             )
 
 
+class McpSettings(BaseModel):
+    """``adaexplore-mcp serve``: the MCP server's transport and what its tools record."""
+
+    transport: Literal["stdio", "http"] = Field(
+        default="stdio",
+        description="stdio (the client starts the server) or http (streamable HTTP at /mcp).",
+    )
+    host: str = Field(default="127.0.0.1", description="Address the HTTP transport listens on.")
+    port: int = Field(default=8766, ge=0, le=65535, description="HTTP port; 0 picks a free one.")
+    token: str | None = Field(
+        default=None,
+        description="Bearer token every HTTP request must carry; required to listen beyond "
+        "loopback.",
+    )
+    record_failures: list[
+        Literal["compile_error", "runtime_error", "incorrect", "timeout", "rejected"]
+    ] = Field(
+        default_factory=lambda: ["compile_error", "runtime_error"],
+        description="Verdicts of evaluate_kernel, apply_patch and regenerate that are recorded "
+        "in the rule memory automatically (JSON list).",
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
+        default="WARNING", description="Logging to standard error."
+    )
+
+
 def database_path(home: Path) -> Path:
     """The SQLite database under a home directory."""
     return home / "adaexplore.sqlite3"
@@ -416,6 +474,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     @property
     def database_path(self) -> Path:

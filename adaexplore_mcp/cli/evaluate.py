@@ -21,6 +21,7 @@ from adaexplore_mcp.cli.common import (
     settings_with,
     with_judge,
 )
+from adaexplore_mcp.config import Precision
 from adaexplore_mcp.judge import EvalResult, Judge, Phase, Status
 from adaexplore_mcp.tasks import (
     Task,
@@ -43,6 +44,14 @@ def eval_command(
         float | None, typer.Option(min=1, help="Wall-clock limit in seconds.")
     ] = None,
     device: DeviceOption = None,
+    precision: Annotated[
+        Precision | None,
+        typer.Option(
+            help="strict: float32 at 1e-4, TF32 off; tf32: TF32-sized tolerance and TF32 "
+            "baselines; legacy: atol=rtol=5e-2 (to reproduce published numbers). Default: "
+            "ADAEXPLORE_JUDGE__PRECISION or strict."
+        ),
+    ] = None,
     judge_url: JudgeUrlOption = None,
     judge_token: JudgeTokenOption = None,
 ) -> None:
@@ -62,7 +71,12 @@ def eval_command(
                 status.update(f"{resolved.name}: {phase.value} ({elapsed:.1f}s)")
 
             return await judge.evaluate(
-                resolved, code, device=target, timeout_s=timeout, on_progress=progress
+                resolved,
+                code,
+                device=target,
+                timeout_s=timeout,
+                on_progress=progress,
+                precision=precision,
             )
 
     result = with_judge(settings, work)
@@ -101,8 +115,9 @@ def _print_result(result: EvalResult) -> None:
     style = _STATUS_STYLE.get(result.status, "bold red")
     out.print(
         f"[{style}]{result.status.value}[/{style}]  {result.task}  kernel {result.kernel_hash}"
+        f"  precision {result.precision.value}"
     )
-    out.print(result.message)
+    out.print(result.message, markup=False)
     if result.error and result.error.traceback:
         out.print(result.error.traceback, markup=False)
     if result.runtime is not None:

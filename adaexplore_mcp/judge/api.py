@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from adaexplore_mcp.config import Precision
 from adaexplore_mcp.judge.lane import LaneStatus
 from adaexplore_mcp.judge.result import EvalResult, Phase
 
@@ -38,6 +39,9 @@ class EvaluateRequest(_Body):
     device: str | None = Field(default=None, description="'cpu' or 'cuda:N'; None: least busy.")
     timeout_s: float | None = Field(
         default=None, gt=0, le=MAX_TIMEOUT_S, description="None: the service's default."
+    )
+    precision: Precision | None = Field(
+        default=None, description="strict, tf32 or legacy; None: the service's default."
     )
 
 

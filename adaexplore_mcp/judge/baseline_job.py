@@ -14,9 +14,11 @@ from adaexplore_mcp.judge.harness import (
     device_of,
     environment,
     gpu_lock,
+    set_tf32,
     synchronize,
     timing_seed,
 )
+from adaexplore_mcp.judge.precision import baselines_use_tf32
 from adaexplore_mcp.judge.protocol import ChildJob
 from adaexplore_mcp.judge.result import Environment, Phase, RuntimeStats
 from adaexplore_mcp.judge.timing import L2Flusher, measure
@@ -36,6 +38,8 @@ def run_baseline(job: ChildJob, channel: Channel) -> BaselineReport:
     if device.type != "cuda":
         raise ValueError("baselines are only timed on a GPU")
     shared, exclusive = gpu_lock(job)
+    # Under the tf32 policy both baselines may use TF32, as the candidate may: like with like.
+    set_tf32(baselines_use_tf32(job.precision))
     rng = random.Random(job.seed)
     variant = job.task.main_variant("cuda")
 

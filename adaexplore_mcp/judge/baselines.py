@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from pydantic import BaseModel
 
+from adaexplore_mcp.config import Precision
 from adaexplore_mcp.judge.result import RuntimeStats
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task
@@ -25,8 +26,15 @@ class Baseline(BaseModel):
     compile_s: float | None = None
 
 
-def baseline_key(task: Task, device_name: str, torch: str, triton: str) -> str:
-    return "|".join((task.hash, device_name, torch, triton, TIMING_METHOD))
+def baseline_key(
+    task: Task, device_name: str, torch: str, triton: str, precision: Precision = Precision.STRICT
+) -> str:
+    # The policy is part of the key: tf32 baselines are timed with TF32 on, and results under
+    # different policies are never mixed (strict and legacy time the same way but stay apart).
+    parts = (task.hash, device_name, torch, triton, TIMING_METHOD)
+    if precision is not Precision.STRICT:  # strict keys are those cached before policies
+        parts += (f"precision={precision.value}",)
+    return "|".join(parts)
 
 
 class BaselineCache:
@@ -46,8 +54,9 @@ class BaselineCache:
         torch: str,
         triton: str,
         measure: Callable[[], Awaitable[Baseline]],
+        precision: Precision = Precision.STRICT,
     ) -> Baseline:
-        key = baseline_key(task, device_name, torch, triton)
+        key = baseline_key(task, device_name, torch, triton, precision)
         async with self._locks.setdefault(key, asyncio.Lock()):
             cached = self._lookup(key)
             if cached is not None:

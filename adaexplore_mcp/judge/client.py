@@ -16,7 +16,7 @@ import logging
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from adaexplore_mcp.config import RemoteJudgeSettings
+from adaexplore_mcp.config import Precision, RemoteJudgeSettings
 from adaexplore_mcp.judge.api import (
     API_PREFIX,
     NDJSON,
@@ -124,10 +124,11 @@ class RemoteJudge:
         device: str | None = None,
         timeout_s: float | None = None,
         on_progress: ProgressCallback | None = None,
+        precision: Precision | None = None,
     ) -> EvalResult:
         """Judge one candidate on the service; the same verdict as the local judge gives."""
         request = EvaluateRequest(
-            task=_payload(task), code=code, device=device, timeout_s=timeout_s
+            task=_payload(task), code=code, device=device, timeout_s=timeout_s, precision=precision
         )
         limit = timeout_s or (self._health.timeout_s if self._health else 0.0)
         body = await self._call(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,29 +27,44 @@ def dtype_name(dtype: torch.dtype) -> str:
 
 
 def tolerance_for(
-    dtype: torch.dtype, tolerances: dict[str, Tolerance], override: Tolerance | None
+    dtype: torch.dtype,
+    tolerances: dict[str, Tolerance],
+    override: Tolerance | None,
+    forced: dict[str, Tolerance] | None = None,
 ) -> Tolerance:
+    """``forced`` (a precision policy's) first, then the task's ``override``, then the
+    configured per-dtype tolerance; integers and booleans compare exactly."""
     if not (dtype.is_floating_point or dtype.is_complex):
         return EXACT
+    name = dtype_name(dtype)
+    if forced and name in forced:
+        return forced[name]
     if override is not None:
         return override
-    return tolerances.get(dtype_name(dtype), EXACT)
+    return tolerances.get(name, EXACT)
 
 
 class Comparison:
-    """Compares outputs with one tolerance policy (per-dtype ``tolerances``, or the task's
-    ``override``) and keeps the running maxima over every comparison that passed."""
+    """Compares outputs with one tolerance policy (per-dtype ``tolerances``, the task's
+    ``override``, a precision policy's ``forced`` ones) and keeps the running maxima over every
+    comparison that passed."""
 
-    def __init__(self, tolerances: dict[str, Tolerance], override: Tolerance | None) -> None:
+    def __init__(
+        self,
+        tolerances: dict[str, Tolerance],
+        override: Tolerance | None,
+        forced: dict[str, Tolerance] | None = None,
+    ) -> None:
         self.tolerances = tolerances
         self.override = override
+        self.forced = forced or {}
         self.max_abs_error = 0.0
         self.max_rel_error = 0.0
 
     def fresh(self) -> Comparison:
         """The same policy with its own maxima: for extra checks whose errors are not part of
         the reported correctness."""
-        return Comparison(self.tolerances, self.override)
+        return Comparison(self.tolerances, self.override, self.forced)
 
     def compare(self, actual: Any, expected: Any, *, variant: str, trial: int) -> Mismatch | None:
         """None when every output matches; otherwise the first mismatch, fully described."""
@@ -94,8 +110,13 @@ class Comparison:
             return Mismatch(**base, **info, kind="dtype")
         if actual.device != expected.device:
             actual = actual.to(expected.device)
-        tol = tolerance_for(expected.dtype, self.tolerances, self.override)
-        info |= {"atol": tol.atol, "rtol": tol.rtol}
+        tol = tolerance_for(expected.dtype, self.tolerances, self.override, self.forced)
+        atol = tol.atol
+        if tol.atol_scale == "output_rms" and expected.numel():
+            rms = float(expected.to(torch.float64).pow(2).mean().sqrt())
+            if math.isfinite(rms):
+                atol = tol.atol * rms
+        info |= {"atol": atol, "rtol": tol.rtol}
         if expected.numel() == 0:
             return None
 
@@ -118,9 +139,9 @@ class Comparison:
             a64, e64 = actual.to(torch.float64), expected.to(torch.float64)
 
         diff = (a64 - e64).abs()
-        bad = diff > (tol.atol + tol.rtol * e64.abs())
+        bad = diff > (atol + tol.rtol * e64.abs())
         max_abs = float(diff.max())
-        rel = diff / torch.clamp(e64.abs(), min=max(tol.atol, 1e-30))
+        rel = diff / torch.clamp(e64.abs(), min=max(atol, 1e-30))
         max_rel = float(rel.max())
         count = int(bad.sum())
         if not count:

@@ -30,6 +30,7 @@ from adaexplore_mcp.judge.harness import (
     gpu_lock,
     load_module,
     synchronize,
+    tf32_enabled,
     timing_seed,
 )
 from adaexplore_mcp.judge.output_checks import (
@@ -38,6 +39,7 @@ from adaexplore_mcp.judge.output_checks import (
     aliases,
     check_output_kinds,
 )
+from adaexplore_mcp.judge.precision import forced_tolerances
 from adaexplore_mcp.judge.protocol import ChildJob
 from adaexplore_mcp.judge.result import (
     Correctness,
@@ -86,7 +88,9 @@ class Evaluation:
         self._check_started: float | None = None
         self._compile_while_checking = 0.0
         self._main_output_specs: list[tuple[Any, Any]] = []
-        self.comparison = Comparison(job.tolerances, job.task.tolerance)
+        self.comparison = Comparison(
+            job.tolerances, job.task.tolerance, forced_tolerances(job.precision)
+        )
         self.correctness = Correctness()
         self.phases = PhaseTimes()
         self.kernel_s = 0.0
@@ -228,12 +232,33 @@ class Evaluation:
                     "result of the previous input set; caches keyed by pointer, shape or "
                     "content are not allowed, compute on every call",
                 )
+            self._diagnose_precision(mismatch, actual, runtime, reference, inputs)
             self._incorrect(mismatch)
         if self.guard is not None:
             self.earlier.remember(variant.name, expected)
         self.correctness.trials_passed += 1
         self.correctness.max_abs_error = self.comparison.max_abs_error
         self.correctness.max_rel_error = self.comparison.max_rel_error
+
+    def _diagnose_precision(
+        self, mismatch: Mismatch, actual: Any, runtime: TaskRuntime, reference: Any, inputs: Any
+    ) -> None:
+        """For wrong float32 values on a GPU: how far the output is from the reference computed
+        in TF32. Much closer than to the float32 reference means the kernel rounds like TF32
+        (``tl.dot``'s default), which the message then says, with the fixes."""
+        if (
+            self.device_kind != "cuda"
+            or mismatch.kind != "values"
+            or mismatch.expected_dtype != "float32"
+        ):
+            return
+        with tf32_enabled():
+            expected_tf32 = as_outputs(runtime.run_reference(reference, inputs))
+        got = as_outputs(actual)[mismatch.output_index].to(torch.float64)
+        want = expected_tf32[mismatch.output_index].to(torch.float64)
+        norm = float(want.norm())
+        if norm and got.shape == want.shape:
+            mismatch.tf32_rel_l2_error = float((got - want).norm()) / norm
 
     def _check_outputs(
         self, actual: Any, expected: Any, candidate_inputs: list[Any], inputs: list[Any]

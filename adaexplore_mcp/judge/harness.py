@@ -80,10 +80,28 @@ def run_child_job(job: ChildJob, channel: Channel) -> None:
 def use_full_float32() -> None:
     """References and baselines compute float32 in float32: PyTorch lets cuDNN convolutions use
     TF32 by default, which would make an exact float32 kernel look wrong."""
+    set_tf32(False)
+
+
+def set_tf32(enabled: bool) -> None:
+    """TF32 for float32 matmuls and convolutions in PyTorch, on or off."""
     import torch
 
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = enabled
+    torch.backends.cudnn.allow_tf32 = enabled
+
+
+@contextmanager
+def tf32_enabled() -> Iterator[None]:
+    """PyTorch computes float32 matmuls and convolutions in TF32 inside the block."""
+    import torch
+
+    before = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    set_tf32(True)
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
 
 
 def timing_seed(task: Task) -> int:

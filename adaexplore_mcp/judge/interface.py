@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, Self, runtime_checkable
 
-from adaexplore_mcp.config import Settings
+from adaexplore_mcp.config import Precision, Settings
 from adaexplore_mcp.judge.pool import LocalJudge, ProgressCallback
 from adaexplore_mcp.judge.result import EvalResult, LintReport
 from adaexplore_mcp.store import Store
@@ -34,6 +34,7 @@ class Judge(Protocol):
         device: str | None = None,
         timeout_s: float | None = None,
         on_progress: ProgressCallback | None = None,
+        precision: Precision | None = None,
     ) -> EvalResult: ...
 
     async def lint(self, task: Task, *, device: str | None = None) -> LintReport: ...

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import adaexplore_mcp
-from adaexplore_mcp.config import JudgeSettings
+from adaexplore_mcp.config import JudgeSettings, Precision
 from adaexplore_mcp.judge import messages, sandbox
 from adaexplore_mcp.judge.baselines import Baseline, BaselineCache
 from adaexplore_mcp.judge.devices import (
@@ -147,7 +147,14 @@ class LocalJudge:
             f"this judge has no device {device!r}; it has {', '.join(self.devices)}"
         )
 
-    def _job(self, kind: str, lane: Lane, task: Task, code: str | None = None) -> ChildJob:
+    def _job(
+        self,
+        kind: str,
+        lane: Lane,
+        task: Task,
+        code: str | None = None,
+        precision: Precision = Precision.STRICT,
+    ) -> ChildJob:
         return ChildJob(
             kind=kind,  # type: ignore[arg-type]
             task=task,
@@ -157,6 +164,7 @@ class LocalJudge:
             trials=self.settings.trials,
             odd_trials=self.settings.odd_trials,
             tolerances=self.settings.tolerances,
+            precision=precision,
             timing=self.settings.timing,
             integrity=self.settings.integrity,
             sandbox=self.settings.sandbox,
@@ -196,26 +204,32 @@ class LocalJudge:
         device: str | None = None,
         timeout_s: float | None = None,
         on_progress: ProgressCallback | None = None,
+        precision: Precision | None = None,
     ) -> EvalResult:
-        """Judge one candidate. Always a verdict; raises only when the judge itself cannot run
-        (``JudgeError``, ``QueueFull``) or the task is broken (``TaskError``)."""
+        """Judge one candidate under a precision policy (default: the settings'). Always a
+        verdict; raises only when the judge itself cannot run (``JudgeError``, ``QueueFull``)
+        or the task is broken (``TaskError``)."""
+        policy = Precision(precision or self.settings.precision)
         early = precheck(task, code)
         if early is not None:
-            return early
+            return _labelled(early, policy)
         lane = self._lane(device)
         timeout = timeout_s or self.settings.timeout_s
         outcome, queue_s = await self._submit(
-            lane, self._job("eval", lane, task, code), timeout, on_progress
+            lane, self._job("eval", lane, task, code, policy), timeout, on_progress
         )
         result = eval_result(outcome, task, code, timeout)
+        result = _labelled(result, policy)
         result.phases.queue_s = queue_s
         if result.ok and result.runtime is not None and lane.gpu is not None:
-            await self._add_speedups(result, task, lane)
+            await self._add_speedups(result, task, lane, policy)
         return result
 
-    async def _add_speedups(self, result: EvalResult, task: Task, lane: Lane) -> None:
+    async def _add_speedups(
+        self, result: EvalResult, task: Task, lane: Lane, policy: Precision
+    ) -> None:
         try:
-            baseline = await self.baseline(task, device=lane.device)
+            baseline = await self.baseline(task, device=lane.device, precision=policy)
         except JudgeError as exc:
             log.warning("no baseline for %s on %s: %s", task.name, lane.device, exc)
             return
@@ -229,15 +243,20 @@ class LocalJudge:
             result.message, result.speedup_eager, result.speedup_compile
         )
 
-    async def baseline(self, task: Task, *, device: str | None = None) -> Baseline:
-        """The task's eager and torch.compile timings on a GPU (cached in the store)."""
+    async def baseline(
+        self, task: Task, *, device: str | None = None, precision: Precision | None = None
+    ) -> Baseline:
+        """The task's eager and torch.compile timings on a GPU under a precision policy (TF32
+        on for ``tf32``), cached in the store per task, GPU, versions and policy."""
+        policy = Precision(precision or self.settings.precision)
         lane = self._lane(device)
         if lane.gpu is None or lane.ready is None:
             raise JudgeError("baselines are timed on a GPU; this device is the CPU interpreter")
 
         async def measure() -> Baseline:
             timeout = self.settings.baseline_timeout_s
-            outcome, _ = await self._submit(lane, self._job("baseline", lane, task), timeout, None)
+            job = self._job("baseline", lane, task, precision=policy)
+            outcome, _ = await self._submit(lane, job, timeout, None)
             return Baseline.model_validate(report_body(outcome, "baseline", task))
 
         return await self._baselines.get(
@@ -245,6 +264,7 @@ class LocalJudge:
             device_name=lane.device_name,
             torch=lane.ready.torch,
             triton=lane.ready.triton,
+            precision=policy,
             measure=measure,
         )
 
@@ -269,3 +289,12 @@ class LocalJudge:
     async def close(self) -> None:
         lanes, self._lanes = self._lanes, []
         await asyncio.gather(*(lane.close() for lane in lanes))
+
+
+def _labelled(result: EvalResult, policy: Precision) -> EvalResult:
+    """The result with its precision policy, named in the message unless it is strict: numbers
+    judged under tf32 or legacy must not pass for strict ones."""
+    result.precision = policy
+    if policy is not Precision.STRICT:
+        result.message = f"[{policy.value} precision] {result.message}"
+    return result

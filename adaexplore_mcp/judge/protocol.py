@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 
 from adaexplore_mcp.config import (
     IntegritySettings,
+    Precision,
     SandboxSettings,
     TimingSettings,
     Tolerance,
@@ -39,6 +40,7 @@ class ChildJob(BaseModel):
     trials: int = 3
     odd_trials: int = 1
     tolerances: dict[str, Tolerance] = Field(default_factory=dict)
+    precision: Precision = Precision.STRICT
     timing: TimingSettings = Field(default_factory=TimingSettings)
     integrity: IntegritySettings = Field(default_factory=IntegritySettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)

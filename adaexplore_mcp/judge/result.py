@@ -7,6 +7,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
+from adaexplore_mcp.config import Precision
+
 
 class Status(StrEnum):
     CORRECT = "correct"
@@ -51,6 +53,11 @@ class Mismatch(BaseModel):
     actual_value: float | None = None
     atol: float | None = None
     rtol: float | None = None
+    tf32_rel_l2_error: float | None = Field(
+        default=None,
+        description="||actual-expected|| / ||expected|| against the reference computed with TF32 "
+        "on (float32 outputs on a GPU): far below rel_l2_error when the kernel rounds like TF32.",
+    )
 
 
 class Correctness(BaseModel):
@@ -121,6 +128,10 @@ class ErrorDetail(BaseModel):
 
 class EvalResult(BaseModel):
     status: Status
+    precision: Precision = Field(
+        default=Precision.STRICT,
+        description="The precision policy the kernel was judged and its baselines timed under.",
+    )
     message: str = Field(description="One short, actionable paragraph for the agent.")
     task: str
     task_hash: str

@@ -72,6 +72,7 @@ class JudgeService:
             device=request.device,
             timeout_s=request.timeout_s,
             on_progress=on_progress,
+            precision=request.precision,
         )
 
     async def lint(self, request: LintRequest) -> LintReport:

@@ -29,7 +29,9 @@ from adaexplore_mcp.search_engine.models import (
     BestKernel,
     Budget,
     Edit,
+    MemoryEntry,
     NodeView,
+    PoolEntry,
     SearchExport,
     SearchInfo,
     Selection,
@@ -99,6 +101,11 @@ class SearchEngine:
     def get_search(self, search_id: str) -> SearchInfo:
         with self._open(search_id) as (conn, record, tree):
             return search_info(conn, record, tree, self._clock())
+
+    def task(self, search_id: str) -> Task:
+        """The task a search was started on, as stored with it (the file may have moved)."""
+        with self._open(search_id) as (_, record, _):
+            return self._task(record)
 
     def list_searches(self, *, task: str | None = None, limit: int | None = 50) -> list[SearchInfo]:
         """Newest first, optionally only those of one task."""
@@ -212,6 +219,23 @@ class SearchEngine:
                 budget=record.budget,
             )
 
+    def step_context(
+        self, search_id: str, node_id: int, action: Action
+    ) -> tuple[list[MemoryEntry], list[PoolEntry]]:
+        """The working memory (small) or pool (large) a step from ``node_id`` would see, without
+        selecting the node: no lease, no virtual loss, no budget. For rendering a prompt about a
+        node the caller already holds."""
+        with self._open(search_id) as (conn, record, tree):
+            self._check_node(tree, search_id, node_id)
+            if action is Action.SMALL and tree[node_id].action is Action.ROOT:
+                raise InvalidStep(
+                    "node 0 is the root: it holds no kernel, so a small step cannot start there; "
+                    "take a large step (regenerate) from it"
+                )
+            if action is Action.ROOT:
+                raise InvalidStep("a step is small or large; 'root' is not a step")
+            return step_context(conn, search_id, tree, node_id, action, record.settings)
+
     def release(self, search_id: str, node_id: int) -> bool:
         """Give back a selection nobody will act on; False when the node held none."""
         with self._open(search_id) as (conn, _, tree):
@@ -310,7 +334,9 @@ class SearchEngine:
             else:  # the selection reserved the step; time and tokens may have run out since
                 budgets.check(record, 0, now, steps=False)
         try:
-            result = await judge.evaluate(task, step.code, on_progress=on_progress)
+            result = await judge.evaluate(
+                task, step.code, on_progress=on_progress, precision=record.settings.precision
+            )
         except BaseException:
             # cancelled, or the judge could not run: nothing was recorded, so only the lease goes
             with self._lock, self.store.connect() as conn:
@@ -357,7 +383,12 @@ class SearchEngine:
             judge = self._require_judge()
             for node_id in top:
                 for _ in range(settings.remeasure_count):
-                    result = await judge.evaluate(task, codes[node_id], on_progress=on_progress)
+                    result = await judge.evaluate(
+                        task,
+                        codes[node_id],
+                        on_progress=on_progress,
+                        precision=settings.precision,
+                    )
                     taken = measurement(node_id, result, settings, self._clock())
                     with self._lock, self.store.connect() as conn:
                         repo.insert_measurement(conn, search_id, taken)

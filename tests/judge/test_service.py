@@ -407,3 +407,13 @@ def test_cli_eval_and_lint_through_the_service(guarded, tmp_path):
     proc = run_cli("eval", "gelu", "--solution", "--judge", guarded.url, home=tmp_path, timeout=120)
     assert proc.returncode == 3
     assert "--judge-token" in proc.stderr
+
+
+def test_the_precision_policy_travels_to_the_service(service):
+    async def run():
+        async with remote(service.url) as judge:
+            return await judge.evaluate(GELU, gelu_solution(), precision="legacy")
+
+    result = asyncio.run(run())
+    assert result.status == "correct"
+    assert result.precision == "legacy" and result.message.startswith("[legacy precision]")

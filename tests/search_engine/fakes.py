@@ -63,6 +63,7 @@ class FakeJudge:
         self.timing = timing
         self.delay_s = delay_s
         self.evaluated: list[str] = []
+        self.precisions: list = []
         self.tasks: list[Task] = []
         self._seen: Counter[str] = Counter()
 
@@ -88,7 +89,10 @@ class FakeJudge:
     def versions(self) -> dict[str, str]:
         return {"torch": "fake", "triton": "fake"}
 
-    async def evaluate(self, task, code, *, device=None, timeout_s=None, on_progress=None):
+    async def evaluate(
+        self, task, code, *, device=None, timeout_s=None, on_progress=None, precision=None
+    ):
+        self.precisions.append(precision)
         for phase in (Phase.QUEUED, Phase.COMPILING, Phase.CHECKING):
             if on_progress is not None:
                 on_progress(phase, 0.0)

@@ -276,3 +276,15 @@ def test_a_fork_with_a_seeded_settings_replays_the_same_choices(store, judge):
             engine.release(fork, selection.node.id)
         runs.append(actions)
     assert runs[0] == runs[1] and len(set(runs[0])) == 2
+
+
+def test_every_evaluation_of_a_search_uses_its_precision_policy(tmp_path):
+    from adaexplore_mcp.config import Precision
+    from adaexplore_mcp.search_engine import SearchEngine
+    from adaexplore_mcp.store import Store
+
+    judge = FakeJudge()
+    engine = SearchEngine(Store(tmp_path / "db.sqlite3"), judge, SearchSettings())
+    search = engine.start_search(toy_task(), settings=SearchSettings(precision=Precision.TF32))
+    asyncio.run(engine.regenerate(search.id, kernel(speed=2.0), node_id=0))
+    assert judge.precisions == [Precision.TF32]

@@ -1,0 +1,127 @@
+"""Precision policies: tolerance selection, plumbing through the judge, the reduced-precision
+hint, baseline keys. (The TF32 behaviour itself needs a GPU: benchmarks/precision_policies.py.)"""
+
+import pytest
+import torch
+
+from adaexplore_mcp.config import Precision, Tolerance
+from adaexplore_mcp.judge.baselines import baseline_key
+from adaexplore_mcp.judge.compare import Comparison, tolerance_for
+from adaexplore_mcp.judge.messages import incorrect
+from adaexplore_mcp.judge.precision import (
+    LEGACY_TOLERANCE,
+    TF32_TOLERANCE,
+    TF32_UNIT_ROUNDOFF,
+    forced_tolerances,
+)
+from adaexplore_mcp.judge.result import Mismatch
+from adaexplore_mcp.tasks import bundled_solution, resolve_task
+
+BASE = {
+    "float32": Tolerance(atol=1e-4, rtol=1e-4),
+    "float16": Tolerance(atol=1e-2, rtol=1e-2),
+    "bfloat16": Tolerance(atol=1e-2, rtol=1e-2),
+}
+GELU = resolve_task("gelu")
+
+
+@pytest.mark.parametrize(
+    "policy, expected",
+    [
+        (Precision.STRICT, BASE["float32"]),
+        (Precision.TF32, TF32_TOLERANCE),
+        (Precision.LEGACY, LEGACY_TOLERANCE),
+    ],
+)
+def test_float32_follows_the_policy_and_half_precision_keeps_its_own(policy, expected):
+    forced = forced_tolerances(policy)
+    assert tolerance_for(torch.float32, BASE, None, forced) == expected
+    for dtype, name in ((torch.float16, "float16"), (torch.bfloat16, "bfloat16")):
+        assert tolerance_for(dtype, BASE, None, forced) == BASE[name]
+    assert tolerance_for(torch.int64, BASE, None, forced).atol == 0
+
+
+def test_a_policy_overrides_a_tasks_own_float_tolerance():
+    override = Tolerance(atol=1e-3, rtol=1e-3)
+    assert tolerance_for(torch.float32, BASE, override, {}) == override
+    assert tolerance_for(torch.float32, BASE, override, forced_tolerances(Precision.LEGACY)) == (
+        LEGACY_TOLERANCE
+    )
+
+
+def test_the_tf32_tolerance_scales_with_the_outputs_rms():
+    torch.manual_seed(0)
+    expected = torch.randn(256, 256, dtype=torch.float64).float() * 100  # rms 100, zeros inside
+    rounding = expected + 4 * TF32_UNIT_ROUNDOFF * 100 * torch.randn_like(expected).clamp(-1, 1)
+    comparison = Comparison(BASE, None, forced_tolerances(Precision.TF32))
+    assert comparison.compare(rounding, expected, variant="v", trial=0) is None
+    dropped_term = expected.clone()
+    dropped_term[3, 7] += 0.05 * 100  # 5% of the rms on one element: a real bug
+    mismatch = comparison.compare(dropped_term, expected, variant="v", trial=0)
+    assert mismatch is not None and mismatch.mismatch_count == 1
+    assert mismatch.atol == pytest.approx(16 * TF32_UNIT_ROUNDOFF * 100, rel=0.02)
+    # strict rejects the rounding that tf32 accepts
+    assert Comparison(BASE, None).compare(rounding, expected, variant="v", trial=0) is not None
+
+
+def scaled_gelu(factor: float) -> str:
+    """The bundled GELU with every output multiplied by ``factor`` inside the kernel."""
+    code = bundled_solution("gelu")
+    marker = "    tl.store(y_ptr + offsets, y, mask=mask)"
+    assert marker in code
+    return code.replace(marker, f"    y = y * {factor}\n{marker}")
+
+
+def test_a_small_uniform_error_fails_strict_with_the_hint_and_passes_tf32_and_legacy(cpu_judge):
+    slightly_off = scaled_gelu(1.002)
+    strict = cpu_judge.evaluate(GELU, slightly_off)
+    assert strict.status == "incorrect" and strict.precision is Precision.STRICT
+    assert "reduced precision" in strict.message and 'input_precision="ieee"' in strict.message
+    assert "--precision tf32" in strict.message
+
+    tf32 = cpu_judge.evaluate(GELU, slightly_off, precision=Precision.TF32)
+    assert tf32.status == "correct", tf32.message
+    assert tf32.precision is Precision.TF32 and tf32.message.startswith("[tf32 precision]")
+
+    legacy = cpu_judge.evaluate(GELU, slightly_off, precision="legacy")
+    assert legacy.status == "correct" and legacy.precision is Precision.LEGACY
+    assert legacy.message.startswith("[legacy precision]")
+
+
+def test_a_real_bug_fails_under_every_policy_without_the_precision_hint(cpu_judge):
+    wrong = scaled_gelu(1.2)
+    for policy in Precision:
+        result = cpu_judge.evaluate(GELU, wrong, precision=policy)
+        assert result.status == "incorrect", (policy, result.message)
+        assert result.precision is policy
+        assert "reduced precision" not in result.message
+    legacy = cpu_judge.evaluate(GELU, wrong, precision=Precision.LEGACY)
+    assert legacy.correctness.mismatch.atol == pytest.approx(5e-2)
+
+
+def test_the_message_names_tf32_when_the_output_matches_a_tf32_reference():
+    mismatch = Mismatch(
+        variant="benchmark",
+        trial=0,
+        output_index=0,
+        kind="values",
+        numel=1000,
+        mismatch_count=400,
+        max_abs_error=3e-3,
+        rel_l2_error=1.2e-3,
+        tf32_rel_l2_error=4e-7,
+        atol=1e-4,
+        rtol=1e-4,
+        first_bad_index=[0, 1],
+        expected_value=1.0,
+        actual_value=1.001,
+    )
+    text = incorrect(mismatch)
+    assert "matches a TF32 computation of the reference" in text
+    assert 'input_precision="ieee"' in text and "--precision tf32" in text
+
+
+def test_policies_never_share_baselines_and_strict_keeps_its_old_key():
+    keys = {p: baseline_key(GELU, "NVIDIA H200", "2.11", "3.6", p) for p in Precision}
+    assert len(set(keys.values())) == 3
+    assert keys[Precision.STRICT] == baseline_key(GELU, "NVIDIA H200", "2.11", "3.6")
