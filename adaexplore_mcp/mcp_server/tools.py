@@ -1,0 +1,141 @@
+"""Tools on tasks, the judge and the rule memory: ``list_tasks``, ``get_task``,
+``evaluate_kernel``, ``get_rules``, ``add_failure``. The search tools are in search_tools.py."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import Field
+
+from adaexplore_mcp.mcp_server.arguments import Code, TaskRef, tool
+from adaexplore_mcp.mcp_server.errors import tool_errors
+from adaexplore_mcp.mcp_server.models import Evaluation, TaskDetail, TaskList
+from adaexplore_mcp.mcp_server.progress import with_progress
+from adaexplore_mcp.mcp_server.workbench import Workbench
+from adaexplore_mcp.memory import AddFailureResult, RulesAnswer
+
+Level = Annotated[
+    int | None, Field(ge=1, le=3, description="Only this level (1, 2 or 3); all when omitted.")
+]
+TimeoutS = Annotated[
+    float | None,
+    Field(
+        gt=0,
+        le=3600,
+        description="Wall-clock limit in seconds; the server's default (180) when omitted.",
+    ),
+]
+Query = Annotated[
+    str | None,
+    Field(
+        max_length=200_000,
+        description="Words, or a whole kernel: rules relevant to it come first.",
+    ),
+]
+RuleTask = Annotated[
+    str | None,
+    Field(
+        max_length=4096,
+        description="A task's name or file path: rules seen failing on it get a bonus.",
+    ),
+]
+Limit = Annotated[
+    int | None,
+    Field(ge=1, le=200, description="Most rules to return (default 20, within a token budget)."),
+]
+ErrorText = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=200_000,
+        description="The error as the judge or the compiler reported it (message or traceback).",
+    ),
+]
+RuleText = Annotated[
+    str | None,
+    Field(
+        max_length=1000,
+        description="Optional: the lesson as one sentence starting 'You cannot' that names the "
+        "Triton or PyTorch construct, not this kernel's variables or lines.",
+    ),
+]
+ErrorType = Annotated[
+    str | None,
+    Field(max_length=200, description="The exception type, e.g. CompilationError, if known."),
+]
+
+
+def register_tools(server: MCPServer, bench: Workbench) -> None:
+    @tool(server, "List tasks", read_only=True, idempotent=True)
+    async def list_tasks(level: Level = None) -> TaskList:
+        """List the bundled kernel-optimization tasks: name, level (1 single operators, 2
+        fusions, 3 small blocks), a one-line summary and whether a bundled solution exists.
+        Use it to pick a task; get_task gives the reference source. Wherever a tool asks for a
+        task, the path of any KernelBench-format task file works too."""
+        return bench.list_tasks(level)
+
+    @tool(server, "Get a task", read_only=True, idempotent=True)
+    async def get_task(task: TaskRef) -> TaskDetail:
+        """A task's reference: the whole PyTorch source (class Model, get_inputs,
+        get_init_inputs), its description, the shapes the judge checks (benchmark on a GPU,
+        small on the CPU interpreter, odd sizes always) and its content hash. Read it before
+        writing a kernel: ModelNew must take Model's __init__ arguments and give forward's
+        outputs with the same shapes and dtypes."""
+        with tool_errors():
+            return bench.get_task(task)
+
+    @tool(server, "Evaluate a kernel", read_only=False, idempotent=False)
+    async def evaluate_kernel(
+        task: TaskRef, code: Code, ctx: Context, timeout_s: TimeoutS = None
+    ) -> Evaluation:
+        """Judge one Triton kernel outside any search. The judge runs it in a sandbox, checks
+        it against the reference on fresh random inputs (odd shapes too), runs integrity checks
+        (it must launch Triton kernels and compute in them; no torch fallback or tricks) and,
+        on a GPU, times it against eager PyTorch and torch.compile (on the CPU interpreter
+        timing is not meaningful). Returns the full result: status (correct, incorrect,
+        compile_error, runtime_error, timeout, rejected), message (one paragraph to act on),
+        correctness (the first mismatch), runtime and speedups, error (type, location, trimmed
+        traceback) and memory: compile and runtime errors are recorded in the rule memory
+        automatically. Takes seconds to minutes and reports progress (queued, compiling,
+        checking, timing); cancelling stops the evaluation. Inside a search use apply_patch or
+        regenerate instead, so the kernel becomes a node of the tree."""
+        with tool_errors():
+            return await with_progress(
+                ctx,
+                lambda on_progress: bench.evaluate(
+                    task, code, timeout_s=timeout_s, on_progress=on_progress
+                ),
+            )
+
+    @tool(server, "Get rules", read_only=True, idempotent=True)
+    async def get_rules(
+        query: Query = None, task: RuleTask = None, limit: Limit = None
+    ) -> RulesAnswer:
+        """The active "You cannot ..." rules of the memory, distilled from real compile and
+        runtime failures on several tasks; a kernel that breaks one fails. With a query (words
+        or a whole kernel) the most relevant rules come first; with a task, rules seen failing
+        on it get a bonus. Read them before writing a kernel. select_node already includes the
+        rules relevant to the node it returns."""
+        with tool_errors():
+            return bench.get_rules(query=query, task=task, limit=limit)
+
+    @tool(server, "Record a failure", read_only=False, idempotent=True)
+    async def add_failure(
+        task: TaskRef,
+        code: Code,
+        error: ErrorText,
+        rule: RuleText = None,
+        error_type: ErrorType = None,
+    ) -> AddFailureResult:
+        """Record a kernel failure in the rule memory, optionally with the lesson as a rule.
+        The failure is stored with a signature (the error with names, lines and sizes removed),
+        so repeats of one mistake cluster; the rule is your text, else the rule its signature
+        already has, else one the server's model distils. A rule that repeats an existing one
+        merges into it; a rule becomes active (and goes into every prompt) once failures on 3
+        distinct tasks support it. Failures of evaluate_kernel, apply_patch and regenerate are
+        recorded automatically: call this for failures seen elsewhere, or to give a rule for
+        one. Recording the same kernel's same failure twice adds nothing. Returns the outcome
+        (new_rule, merged, clustered, no_rule, duplicate) and the rule."""
+        with tool_errors():
+            return await bench.add_failure(task, code, error, rule=rule, error_type=error_type)
