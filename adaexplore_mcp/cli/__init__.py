@@ -4,6 +4,7 @@ import typer
 
 from adaexplore_mcp.cli import judge, rules, tasks
 from adaexplore_mcp.cli.evaluate import eval_command
+from adaexplore_mcp.cli.serve import serve_command
 
 app = typer.Typer(
     help="Optimize GPU kernels with the AdaExplore method: MCP server, judge and driver.",
@@ -11,6 +12,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("eval")(eval_command)
+app.command("serve")(serve_command)
 app.add_typer(tasks.app, name="tasks")
 app.add_typer(judge.app, name="judge")
 app.add_typer(rules.app, name="rules")
