@@ -1,0 +1,198 @@
+"""The search tools through an in-memory client on the CPU judge: a whole small search, every
+error an agent can cause, and cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+
+import anyio
+import pytest
+from mcp import Client
+
+from adaexplore_mcp.mcp_server import Workbench
+from tests.mcp_server.conftest import GELU, GELU_COMPILE_ERROR, GELU_SLOW, text
+
+pytestmark = pytest.mark.anyio
+
+
+async def call(client: Client, tool: str, **arguments: object) -> dict:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, text(result)
+    return result.structured_content
+
+
+async def test_a_search_from_start_to_best_kernel(client: Client, bench: Workbench) -> None:
+    search = await call(client, "start_search", task="gelu", max_steps=10, label="flow")
+    sid = search["id"]
+    assert search["node_count"] == 1 and search["budget"]["max_steps"] == 10
+
+    first = await call(client, "select_node", search_id=sid, author="tester")
+    assert first["action"] == "large" and first["node"]["id"] == 0
+    assert first["next_call"].startswith(f'regenerate(search_id="{sid}", node_id=0')
+    assert first["rules"] and all(rule["text"].startswith("You cannot") for rule in first["rules"])
+
+    step = await call(client, "regenerate", search_id=sid, code=GELU, node_id=0, note="first")
+    node = step["node"]
+    assert node["id"] == 1 and node["status"] == "correct" and node["note"] == "first"
+    assert step["improved"] and step["best_node_id"] == 1 and step["memory"] is None
+
+    second = await call(client, "select_node", search_id=sid)
+    assert second["action"] == "small" and second["node"]["id"] == 1
+    assert [entry["node_id"] for entry in second["working_memory"]] == [1]
+    assert second["next_call"].startswith("apply_patch(")
+    expected = bench.memory.get_rules(query=GELU, task="gelu")  # ranked for this kernel
+    assert [r["id"] for r in second["rules"]] == [hit.id for hit in expected.rules]
+
+    broken = await call(
+        client,
+        "apply_patch",
+        search_id=sid,
+        node_id=1,
+        patches=[{"old_str": "tl.arange(0, BLOCK_SIZE)", "new_str": "tl.arange(0, 1000)"}],
+        tokens=123,
+    )
+    assert broken["node"]["status"] == "compile_error" and broken["node"]["parent_id"] == 1
+    assert broken["node"]["edits"][0]["new_str"] == "tl.arange(0, 1000)"
+    assert broken["memory"]["rule"] is not None and broken["usage"]["tokens"] == 123
+
+    tree = await call(client, "get_tree", search_id=sid)
+    assert [n["id"] for n in tree["nodes"]] == [0, 1, 2]
+    assert tree["nodes"][0]["children"] == [1] and tree["nodes"][1]["children"] == [2]
+    assert "code" not in tree["nodes"][1]
+    node2 = await call(client, "get_node", search_id=sid, node_id=2)
+    assert node2["code"] == GELU_COMPILE_ERROR and node2["result"]["status"] == "compile_error"
+
+    best = await call(client, "best_kernel", search_id=sid)
+    assert best["node"]["id"] == 1 and best["decided_by"] == "reward"
+
+    listed = await call(client, "list_searches", task="gelu")
+    assert sid in [s["id"] for s in listed["searches"]]
+
+    held = await call(client, "select_node", search_id=sid)
+    released = await call(client, "release", search_id=sid, node_id=held["node"]["id"])
+    assert released["released"] is True
+    again = await call(client, "release", search_id=sid, node_id=held["node"]["id"])
+    assert again["released"] is False
+
+    forked = await call(client, "fork", search_id=sid, node_id=1, max_steps=5, label="more")
+    assert forked["forked_from"]["search_id"] == sid and forked["budget"]["max_steps"] == 5
+    assert forked["node_count"] == 3
+
+
+async def test_unknown_ids_name_what_exists(client: Client) -> None:
+    sid = (await call(client, "start_search", task="gelu"))["id"]
+    unknown = await client.call_tool("select_node", {"search_id": "nope"})
+    assert unknown.is_error and "no search with id 'nope'" in text(unknown)
+    assert sid in text(unknown)
+    no_node = await client.call_tool("get_node", {"search_id": sid, "node_id": 42})
+    assert no_node.is_error and "numbered 0 (the root) to 0" in text(no_node)
+    negative = await client.call_tool("get_node", {"search_id": sid, "node_id": -1})
+    assert negative.is_error and "greater than or equal to 0" in text(negative)
+    tree = await client.call_tool("get_tree", {"search_id": "x" * 65})
+    assert tree.is_error and "at most 64" in text(tree)
+
+
+async def test_patches_that_do_not_apply_create_nothing(client: Client) -> None:
+    sid = (await call(client, "start_search", task="gelu"))["id"]
+    root = await client.call_tool(
+        "apply_patch",
+        {"search_id": sid, "node_id": 0, "patches": [{"old_str": "a", "new_str": "b"}]},
+    )
+    assert root.is_error and "write a whole kernel with regenerate" in text(root)
+    await call(client, "regenerate", search_id=sid, code=GELU)
+
+    missing = await client.call_tool(
+        "apply_patch",
+        {
+            "search_id": sid,
+            "node_id": 1,
+            "patches": [{"old_str": "offsets = pid * BLOCK", "new_str": "x"}],
+        },
+    )
+    assert missing.is_error
+    assert "edit 0: old_str not found; the closest lines are:" in text(missing)
+    assert "offsets = pid.to(tl.int64) * BLOCK_SIZE" in text(missing)
+
+    twice = await client.call_tool(
+        "apply_patch",
+        {"search_id": sid, "node_id": 1, "patches": [{"old_str": "mask=mask", "new_str": "m"}]},
+    )
+    assert twice.is_error and "old_str found 2 times" in text(twice)
+
+    none = await client.call_tool("apply_patch", {"search_id": sid, "node_id": 1, "patches": []})
+    assert none.is_error and "patches" in text(none)
+
+    empty = await client.call_tool("regenerate", {"search_id": sid, "code": "  \n"})
+    assert empty.is_error and "kernel is empty" in text(empty)
+
+    tree = await call(client, "get_tree", search_id=sid)
+    assert len(tree["nodes"]) == 2  # the root and the one regenerated kernel
+
+
+async def test_a_spent_budget_says_what_to_do(client: Client) -> None:
+    sid = (await call(client, "start_search", task="gelu", max_steps=1))["id"]
+    await call(client, "regenerate", search_id=sid, code=GELU)
+    spent = await client.call_tool("select_node", {"search_id": sid})
+    assert spent.is_error and "budget is spent" in text(spent) and "best_kernel" in text(spent)
+
+
+async def test_cancelling_a_step_kills_the_evaluation_and_records_nothing(
+    client: Client, bench: Workbench
+) -> None:
+    sid = (await call(client, "start_search", task="gelu"))["id"]
+    compiling = anyio.Event()
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        if message and message.startswith("compiling"):
+            compiling.set()
+
+    async with anyio.create_task_group() as group:
+
+        async def step() -> None:
+            await client.call_tool(
+                "regenerate", {"search_id": sid, "code": GELU_SLOW}, progress_callback=progress
+            )
+
+        group.start_soon(step)
+        with anyio.fail_after(60):
+            await compiling.wait()
+        await anyio.sleep(0.3)  # well inside the spinning forward
+        group.cancel_scope.cancel()
+
+    tree = await call(client, "get_tree", search_id=sid)
+    assert len(tree["nodes"]) == 1 and tree["search"]["usage"]["in_flight"] == 0
+    lanes = bench.judge.inner.lanes_status()  # type: ignore[attr-defined]
+    for _ in range(100):  # the worker reports the child's end shortly after killing it
+        if sum(lane.running for lane in lanes) == 0:
+            break
+        await asyncio.sleep(0.05)
+        lanes = bench.judge.inner.lanes_status()  # type: ignore[attr-defined]
+    assert sum(lane.running for lane in lanes) == 0
+    # the judge keeps serving
+    step = await call(client, "regenerate", search_id=sid, code=GELU)
+    assert step["node"]["id"] == 1 and step["node"]["status"] == "correct"
+
+
+async def test_cancelling_an_evaluation(client: Client, bench: Workbench) -> None:
+    started = anyio.Event()
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        if message and message.startswith("compiling"):
+            started.set()
+
+    with anyio.move_on_after(60) as scope:
+        async with anyio.create_task_group() as group:
+
+            async def evaluate() -> None:
+                await client.call_tool(
+                    "evaluate_kernel",
+                    {"task": "gelu", "code": GELU_SLOW},
+                    progress_callback=progress,
+                )
+
+            group.start_soon(evaluate)
+            await started.wait()
+            group.cancel_scope.cancel()
+    assert not scope.cancelled_caught
+    result = await call(client, "evaluate_kernel", task="gelu", code=GELU)
+    assert result["status"] == "correct"
