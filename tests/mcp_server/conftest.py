@@ -64,10 +64,11 @@ async def client(bench: Workbench) -> AsyncIterator[Client]:
 
 
 class StubJudge:
-    """A judge that fails the way it is told to, for the error paths of a real judge."""
+    """A judge that fails the way it is told to, or answers with one result."""
 
-    def __init__(self, error: Exception | None = None) -> None:
+    def __init__(self, error: Exception | None = None, result: EvalResult | None = None) -> None:
         self.error = error
+        self.result = result
         self.started = 0
         self.closed = 0
 
@@ -89,8 +90,10 @@ class StubJudge:
         self.closed += 1
 
     async def evaluate(self, task: Task, code: str, **_: Any) -> EvalResult:
-        assert self.error is not None
-        raise self.error
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result.model_copy(update={"task": task.name, "task_hash": task.hash})
 
     async def lint(self, task: Task, **_: Any) -> Any:
         raise NotImplementedError

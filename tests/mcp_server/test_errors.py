@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 
 from adaexplore_mcp.config import McpSettings, RemoteJudgeSettings, Settings
-from adaexplore_mcp.judge import QueueFull
+from adaexplore_mcp.judge import EvalResult, Mismatch, QueueFull, Status
 from adaexplore_mcp.mcp_server import Workbench, build_server
 from tests.mcp_server.conftest import GELU, StubJudge, make_settings, text
 
@@ -91,3 +91,23 @@ def test_mcp_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch)
         "incorrect",
     ]
     assert McpSettings().transport == "stdio" and McpSettings().host == "127.0.0.1"
+
+
+async def test_the_verdicts_recorded_in_the_memory_are_configurable(tmp_path: Path) -> None:
+    wrong = EvalResult(
+        status=Status.INCORRECT,
+        message="wrong values: 12 of 4096 elements differ",
+        task="-",
+        task_hash="-",
+        kernel_hash="-",
+    )
+    wrong.correctness.mismatch = Mismatch(variant="main", trial=0, output_index=0, kind="values")
+    mcp = McpSettings(record_failures=["incorrect"])
+    bench = Workbench(make_settings(tmp_path, mcp=mcp), judge=StubJudge(result=wrong))
+    async with Client(build_server(bench)) as client:
+        result = await client.call_tool("evaluate_kernel", {"task": "gelu", "code": GELU})
+        assert result.structured_content["status"] == "incorrect"
+        assert result.structured_content["memory"]["outcome"] == "no_rule"
+    failure = bench.memory.failures(limit=1)[0]
+    assert failure.task == "gelu" and failure.origin == "mcp"
+    assert "wrong values" in failure.error
