@@ -30,7 +30,6 @@ from adaexplore_mcp.judge.harness import (
     gpu_lock,
     load_module,
     synchronize,
-    tf32_enabled,
     timing_seed,
 )
 from adaexplore_mcp.judge.output_checks import (
@@ -48,6 +47,7 @@ from adaexplore_mcp.judge.result import (
     Mismatch,
     Phase,
     PhaseTimes,
+    ShapeError,
     Status,
     kernel_hash,
 )
@@ -88,6 +88,7 @@ class Evaluation:
         self._check_started: float | None = None
         self._compile_while_checking = 0.0
         self._main_output_specs: list[tuple[Any, Any]] = []
+        self._candidate_cls: type | None = None
         self.comparison = Comparison(
             job.tolerances, job.task.tolerance, forced_tolerances(job.precision)
         )
@@ -154,6 +155,7 @@ class Evaluation:
 
     def _check_all(self, candidate_cls: type, runtime: TaskRuntime) -> tuple[Any, Any]:
         variants = self.task.variants_for(self.device_kind)
+        self._candidate_cls = candidate_cls
         main_models: tuple[Any, Any] | None = None
         for position, variant in enumerate(variants):
             models = self._build_models(candidate_cls, runtime, variant)
@@ -232,7 +234,7 @@ class Evaluation:
                     "result of the previous input set; caches keyed by pointer, shape or "
                     "content are not allowed, compute on every call",
                 )
-            self._diagnose_precision(mismatch, actual, runtime, reference, inputs)
+            self._diagnose_rounding(mismatch, runtime)
             self._incorrect(mismatch)
         if self.guard is not None:
             self.earlier.remember(variant.name, expected)
@@ -240,25 +242,39 @@ class Evaluation:
         self.correctness.max_abs_error = self.comparison.max_abs_error
         self.correctness.max_rel_error = self.comparison.max_rel_error
 
-    def _diagnose_precision(
-        self, mismatch: Mismatch, actual: Any, runtime: TaskRuntime, reference: Any, inputs: Any
-    ) -> None:
-        """For wrong float32 values on a GPU: how far the output is from the reference computed
-        in TF32. Much closer than to the float32 reference means the kernel rounds like TF32
-        (``tl.dot``'s default), which the message then says, with the fixes."""
-        if (
-            self.device_kind != "cuda"
-            or mismatch.kind != "values"
-            or mismatch.expected_dtype != "float32"
-        ):
+    def _diagnose_rounding(self, mismatch: Mismatch, runtime: TaskRuntime) -> None:
+        """For wrong values of the size rounding produces: the same output's error on the
+        task's other shapes. Rounding error grows with the reduction length, a logic error
+        usually does not; the message reports which it is. Never changes the verdict."""
+        if not messages.rounding_sized(mismatch):
             return
-        with tf32_enabled():
-            expected_tf32 = as_outputs(runtime.run_reference(reference, inputs))
-        got = as_outputs(actual)[mismatch.output_index].to(torch.float64)
-        want = expected_tf32[mismatch.output_index].to(torch.float64)
-        norm = float(want.norm())
-        if norm and got.shape == want.shape:
-            mismatch.tf32_rel_l2_error = float((got - want).norm()) / norm
+        errors = [ShapeError(shape=mismatch.variant, inputs=0, rel_l2_error=mismatch.rel_l2_error)]
+        try:
+            for variant in self.task.variants_for(self.device_kind):
+                seed = self._rng.getrandbits(62)
+                if variant.describe() == mismatch.variant:
+                    errors[0].inputs = _numel(runtime.inputs(variant, seed))
+                    continue
+                reference, candidate = self._build_models(self._candidate_cls, runtime, variant)
+                inputs = runtime.inputs(variant, seed)
+                actual = as_outputs(
+                    self._call_candidate(candidate, clone_args(inputs), new_shape=True)
+                )[mismatch.output_index]
+                expected = as_outputs(runtime.run_reference(reference, inputs))[
+                    mismatch.output_index
+                ]
+                norm = float(expected.double().norm())
+                if norm:
+                    errors.append(
+                        ShapeError(
+                            shape=variant.describe(),
+                            inputs=_numel(inputs),
+                            rel_l2_error=float((actual.double() - expected.double()).norm()) / norm,
+                        )
+                    )
+        except Exception:  # a diagnosis only: whatever the kernel does here, the verdict stands
+            return
+        mismatch.errors_by_shape = sorted(errors, key=lambda e: e.inputs)
 
     def _check_outputs(
         self, actual: Any, expected: Any, candidate_inputs: list[Any], inputs: list[Any]
@@ -467,3 +483,7 @@ def _poison(specs: list[tuple[Any, Any]], device: torch.device) -> None:
                 buffer.fill_(torch.iinfo(dtype).max)
             buffers.append(buffer)
     del buffers
+
+
+def _numel(inputs: list[Any]) -> int:
+    return sum(x.numel() for x in inputs if isinstance(x, torch.Tensor))

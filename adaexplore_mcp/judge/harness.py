@@ -91,19 +91,6 @@ def set_tf32(enabled: bool) -> None:
     torch.backends.cudnn.allow_tf32 = enabled
 
 
-@contextmanager
-def tf32_enabled() -> Iterator[None]:
-    """PyTorch computes float32 matmuls and convolutions in TF32 inside the block."""
-    import torch
-
-    before = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
-    set_tf32(True)
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
-
-
 def timing_seed(task: Task) -> int:
     """Timing inputs are the same for every evaluation of a task and for its baselines, so a
     speedup compares equal work even where the work depends on the data (e.g. sequence

@@ -27,6 +27,12 @@ class Phase(StrEnum):
     DONE = "done"
 
 
+class ShapeError(BaseModel):
+    shape: str
+    inputs: int = Field(description="Elements in the shape's inputs.")
+    rel_l2_error: float | None
+
+
 class Mismatch(BaseModel):
     """The first check that failed, with enough detail to find the bug."""
 
@@ -53,10 +59,10 @@ class Mismatch(BaseModel):
     actual_value: float | None = None
     atol: float | None = None
     rtol: float | None = None
-    tf32_rel_l2_error: float | None = Field(
+    errors_by_shape: list[ShapeError] | None = Field(
         default=None,
-        description="||actual-expected|| / ||expected|| against the reference computed with TF32 "
-        "on (float32 outputs on a GPU): far below rel_l2_error when the kernel rounds like TF32.",
+        description="When the error is the size rounding produces: the same output's relative "
+        "L2 error on every shape, smallest inputs first (rounding error grows with the size).",
     )
 
 

@@ -14,7 +14,7 @@ from adaexplore_mcp.judge.precision import (
     TF32_UNIT_ROUNDOFF,
     forced_tolerances,
 )
-from adaexplore_mcp.judge.result import Mismatch
+from adaexplore_mcp.judge.result import Mismatch, ShapeError
 from adaexplore_mcp.tasks import bundled_solution, resolve_task
 
 BASE = {
@@ -78,6 +78,10 @@ def test_a_small_uniform_error_fails_strict_with_the_hint_and_passes_tf32_and_le
     assert strict.status == "incorrect" and strict.precision is Precision.STRICT
     assert "reduced precision" in strict.message and 'input_precision="ieee"' in strict.message
     assert "--precision tf32" in strict.message
+    # the same output checked on the other shapes: a scaled output errs equally on all of them
+    shapes = strict.correctness.mismatch.errors_by_shape
+    assert len(shapes) >= 2 and all(s.rel_l2_error == pytest.approx(2e-3, rel=0.05) for s in shapes)
+    assert "grows with the problem size" not in strict.message
 
     tf32 = cpu_judge.evaluate(GELU, slightly_off, precision=Precision.TF32)
     assert tf32.status == "correct", tf32.message
@@ -99,7 +103,13 @@ def test_a_real_bug_fails_under_every_policy_without_the_precision_hint(cpu_judg
     assert legacy.correctness.mismatch.atol == pytest.approx(5e-2)
 
 
-def test_the_message_names_tf32_when_the_output_matches_a_tf32_reference():
+def test_the_hint_reports_the_error_growing_with_the_problem_size():
+    shapes = [
+        ShapeError(
+            shape="small (batch_size=64, in_features=128)", inputs=10_000, rel_l2_error=3e-5
+        ),
+        ShapeError(shape="benchmark", inputs=10_000_000, rel_l2_error=2e-4),
+    ]
     mismatch = Mismatch(
         variant="benchmark",
         trial=0,
@@ -108,17 +118,22 @@ def test_the_message_names_tf32_when_the_output_matches_a_tf32_reference():
         numel=1000,
         mismatch_count=400,
         max_abs_error=3e-3,
-        rel_l2_error=1.2e-3,
-        tf32_rel_l2_error=4e-7,
+        rel_l2_error=2e-4,
         atol=1e-4,
         rtol=1e-4,
         first_bad_index=[0, 1],
         expected_value=1.0,
         actual_value=1.001,
+        errors_by_shape=shapes,
     )
     text = incorrect(mismatch)
-    assert "matches a TF32 computation of the reference" in text
+    assert "grows with the problem size (3.0e-05 on small, 2.0e-04 on benchmark)" in text
     assert 'input_precision="ieee"' in text and "--precision tf32" in text
+    flat = mismatch.model_copy(
+        update={"errors_by_shape": [s.model_copy(update={"rel_l2_error": 2e-4}) for s in shapes]}
+    )
+    assert "grows" not in incorrect(flat) and "reduced precision" in incorrect(flat)
+    assert "reduced precision" not in incorrect(mismatch.model_copy(update={"rel_l2_error": 0.3}))
 
 
 def test_policies_never_share_baselines_and_strict_keeps_its_old_key():
