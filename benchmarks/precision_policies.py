@@ -50,7 +50,9 @@ def row(kernel: str, policy: Precision, result: EvalResult) -> dict:
         "speedup_compile": result.speedup_compile,
         "max_abs_error": result.correctness.max_abs_error,
         "rel_l2_error": mismatch.rel_l2_error if mismatch else None,
-        "tf32_rel_l2_error": mismatch.tf32_rel_l2_error if mismatch else None,
+        "errors_by_shape": [e.model_dump() for e in mismatch.errors_by_shape or []]
+        if mismatch
+        else None,
         "message": result.message,
     }
 
