@@ -1,0 +1,1 @@
+"""Autonomous runs: strategies that drive the MCP tools through an in-process MCP client."""
