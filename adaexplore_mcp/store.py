@@ -151,6 +151,20 @@ _MIGRATIONS: list[str] = [
     );
     CREATE INDEX search_measurements_by_node ON search_measurements (search_id, node_id);
     """,
+    # 4: the reasoning bank: one short lesson per finished task, retrieved for similar tasks.
+    """
+    CREATE TABLE lessons (
+        id           INTEGER PRIMARY KEY,
+        task         TEXT NOT NULL,
+        task_text    TEXT NOT NULL,
+        text         TEXT NOT NULL,
+        outcome      TEXT NOT NULL CHECK (outcome IN ('solved', 'unsolved')),
+        speedup      REAL,
+        run          TEXT,
+        created_at   REAL NOT NULL,
+        UNIQUE (task, run)
+    );
+    """,
 ]
 
 

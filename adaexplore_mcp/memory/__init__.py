@@ -13,6 +13,7 @@ from adaexplore_mcp.memory.models import (
     RulesAnswer,
     RuleStatus,
 )
+from adaexplore_mcp.memory.reasoning_bank import Lesson, ReasoningBank, TaskOutcome
 from adaexplore_mcp.memory.rule_text import RuleTextError
 from adaexplore_mcp.memory.rule_text import kernel_specific as kernel_specific_reason
 from adaexplore_mcp.memory.signature import Signature, signature
@@ -38,7 +39,9 @@ __all__ = [
     "FailureReport",
     "ImportReport",
     "LLMDistiller",
+    "Lesson",
     "Provenance",
+    "ReasoningBank",
     "Rule",
     "RuleHit",
     "RuleStatus",
@@ -47,6 +50,7 @@ __all__ = [
     "RulesFileError",
     "Signature",
     "SkillMemory",
+    "TaskOutcome",
     "UnknownRule",
     "export_rules",
     "failure_signature",
