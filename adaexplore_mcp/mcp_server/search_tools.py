@@ -25,7 +25,11 @@ from adaexplore_mcp.search_engine import BestKernel, Edit, NodeView, SearchInfo,
 
 MaxSteps = Annotated[
     int | None,
-    Field(ge=1, le=100_000, description="Evaluated nodes before the search stops (default 100)."),
+    Field(
+        ge=1,
+        le=100_000,
+        description="Evaluated nodes before the search stops; the server's default when omitted.",
+    ),
 ]
 MaxWallS = Annotated[
     float | None,

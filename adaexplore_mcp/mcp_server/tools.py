@@ -23,7 +23,7 @@ TimeoutS = Annotated[
     Field(
         gt=0,
         le=3600,
-        description="Wall-clock limit in seconds; the server's default (180) when omitted.",
+        description="Wall-clock limit in seconds; the server's configured limit when omitted.",
     ),
 ]
 Query = Annotated[

@@ -330,7 +330,12 @@ class Workbench:
         return Released(search_id=search_id, node_id=node_id, released=released)
 
     def fork(
-        self, search_id: str, node_id: int, *, max_steps: int | None = None, label: str | None
+        self,
+        search_id: str,
+        node_id: int,
+        *,
+        max_steps: int | None = None,
+        label: str | None = None,
     ) -> SearchInfo:
         budget = Budget(max_steps=max_steps) if max_steps is not None else None
         return self.engine.fork(search_id, node_id, budget=budget, label=label)
