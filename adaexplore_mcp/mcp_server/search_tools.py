@@ -202,14 +202,13 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         candidates. remeasure=true first evaluates each candidate a few more times (stored;
         reports progress), so one lucky timing cannot win and flaky kernels are ruled out."""
         with tool_errors():
-            top_k = bench.settings.search.remeasure_top_k
-            count = bench.settings.search.remeasure_count
+            planned = bench.remeasurements(search_id) if remeasure else 0
             return await with_progress(
                 ctx,
                 lambda on_progress: bench.best_kernel(
                     search_id, remeasure=remeasure, on_progress=on_progress
                 ),
-                evaluations=top_k * count,
+                evaluations=max(planned, 1),
             )
 
     @tool(server, "Fork a search", read_only=False, idempotent=False)

@@ -346,6 +346,13 @@ class Workbench:
     def get_node(self, search_id: str, node_id: int) -> NodeView:
         return self.engine.get_node(search_id, node_id)
 
+    def remeasurements(self, search_id: str) -> int:
+        """Evaluations ``best_kernel(remeasure=True)`` will run: its candidates times the
+        re-measurements of each, under the search's own settings."""
+        info = self.engine.get_search(search_id)
+        settings = info.settings
+        return min(info.correct_count, settings.remeasure_top_k) * settings.remeasure_count
+
     async def best_kernel(
         self,
         search_id: str,

@@ -64,6 +64,21 @@ async def test_a_search_from_start_to_best_kernel(client: Client, bench: Workben
 
     best = await call(client, "best_kernel", search_id=sid)
     assert best["node"]["id"] == 1 and best["decided_by"] == "reward"
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append((value, total, message))
+
+    remeasured = await client.call_tool(
+        "best_kernel", {"search_id": sid, "remeasure": True}, progress_callback=progress
+    )
+    candidate = remeasured.structured_content["candidates"][0]
+    assert candidate["node_id"] == 1 and candidate["disqualified"] is None
+    # one correct kernel, re-measured remeasure_count (3) times: 3 evaluations of 5 steps
+    values = [value for value, _, _ in seen]
+    assert values == sorted(set(values)) and {total for _, total, _ in seen} == {15}
+    assert seen[0][2].startswith("evaluation 1/3: queued")
+    assert seen[-1][2].startswith("evaluation 3/3: ")
 
     listed = await call(client, "list_searches", task="gelu")
     assert sid in [s["id"] for s in listed["searches"]]
