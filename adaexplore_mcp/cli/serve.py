@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from enum import StrEnum
 from typing import Annotated
 
 import anyio
@@ -20,12 +21,17 @@ from adaexplore_mcp.cli.common import (
 )
 
 
+class Transport(StrEnum):
+    STDIO = "stdio"
+    HTTP = "http"
+
+
 def serve_command(
     transport: Annotated[
-        str | None,
+        Transport | None,
         typer.Option(
             help="stdio (the client starts this command) or http (streamable HTTP at /mcp). "
-            "Default: ADAEXPLORE_MCP__TRANSPORT or stdio."
+            "Default: ADAEXPLORE_MCP__TRANSPORT or stdio.",
         ),
     ] = None,
     host: Annotated[
