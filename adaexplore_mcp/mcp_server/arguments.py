@@ -10,8 +10,19 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from adaexplore_mcp.config import Precision
+
 F = TypeVar("F", bound=Callable[..., Any])
 
+PrecisionArg = Annotated[
+    Precision | None,
+    Field(
+        description="How float32 work is judged: strict (float32 reference at 1e-4, TF32 off "
+        "everywhere), tf32 (a TF32-sized tolerance; baselines timed with TF32 on, so speedups "
+        "compare like with like) or legacy (atol=rtol=5e-2, only to reproduce published "
+        "numbers; labelled). The server's default (normally strict) when omitted.",
+    ),
+]
 TaskRef = Annotated[
     str,
     Field(

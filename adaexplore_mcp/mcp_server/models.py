@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from adaexplore_mcp.judge import EvalResult
 from adaexplore_mcp.memory import AddFailureResult, RuleHit
-from adaexplore_mcp.search_engine import SearchInfo, Selection, StepResult
+from adaexplore_mcp.search_engine import SearchInfo, Selection, StepResult, TreeView
 from adaexplore_mcp.tasks import ShapeVariant
 
 _MEMORY = (
@@ -88,3 +88,58 @@ class Health(BaseModel):
     )
     judge_url: str | None = Field(description="The remote judge service, if one is used.")
     store: str = Field(description="The SQLite database holding searches and rules.")
+
+
+class TreeRow(BaseModel):
+    """One node of a tree listing; get_node has everything else (code, result, edits)."""
+
+    id: int
+    parent_id: int | None = Field(description="None for the root.")
+    action: str = Field(description="root | small | large")
+    status: str | None = Field(description="The judge's verdict; None for the root.")
+    speedup: float | None
+    reward: float | None
+    visits: int
+
+
+class TreeListing(BaseModel):
+    """A search's tree, compact: a row per node in creation order, and where the search stands.
+    Kept small on purpose, so that clients validating results stay fast on large trees."""
+
+    search_id: str
+    task: str
+    node_count: int
+    correct_count: int
+    best_node_id: int | None = Field(description="Highest reward (single measurement).")
+    steps: int = Field(description="Evaluated nodes so far.")
+    in_flight: int = Field(description="Selections and evaluations still outstanding.")
+    max_steps: int
+    exhausted: str | None = Field(description="steps | wall_clock | tokens, or None.")
+    nodes: list[TreeRow]
+
+    @classmethod
+    def of(cls, view: TreeView) -> TreeListing:
+        info = view.search
+        return cls(
+            search_id=info.id,
+            task=info.task,
+            node_count=info.node_count,
+            correct_count=info.correct_count,
+            best_node_id=info.best.id if info.best else None,
+            steps=info.usage.steps,
+            in_flight=info.usage.in_flight,
+            max_steps=info.budget.max_steps,
+            exhausted=info.exhausted,
+            nodes=[
+                TreeRow(
+                    id=n.id,
+                    parent_id=n.parent_id,
+                    action=n.action.value,
+                    status=n.status.value if n.status else None,
+                    speedup=n.speedup,
+                    reward=n.reward,
+                    visits=n.visits,
+                )
+                for n in view.nodes
+            ],
+        )

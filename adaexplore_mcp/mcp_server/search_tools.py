@@ -12,16 +12,23 @@ from adaexplore_mcp.mcp_server.arguments import (
     Code,
     NodeId,
     Note,
+    PrecisionArg,
     SearchId,
     TaskRef,
     Tokens,
     tool,
 )
 from adaexplore_mcp.mcp_server.errors import tool_errors
-from adaexplore_mcp.mcp_server.models import NodeSelection, Released, SearchList, Step
+from adaexplore_mcp.mcp_server.models import (
+    NodeSelection,
+    Released,
+    SearchList,
+    Step,
+    TreeListing,
+)
 from adaexplore_mcp.mcp_server.progress import with_progress
 from adaexplore_mcp.mcp_server.workbench import Workbench
-from adaexplore_mcp.search_engine import BestKernel, Edit, NodeView, SearchInfo, TreeView
+from adaexplore_mcp.search_engine import BestKernel, Edit, NodeView, SearchInfo
 
 MaxSteps = Annotated[
     int | None,
@@ -77,6 +84,7 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         max_tokens: MaxTokens = None,
         seed: Seed = None,
         label: Label = None,
+        precision: PrecisionArg = None,
     ) -> SearchInfo:
         """Start an AdaExplore search on a task: a tree of kernels whose root (node 0) stands
         for the PyTorch reference and holds no kernel. Returns the search (its id, budget,
@@ -91,6 +99,7 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
                 max_tokens=max_tokens,
                 seed=seed,
                 label=label,
+                precision=precision,
             )
 
     @tool(server, "List searches", read_only=True, idempotent=True)
@@ -181,12 +190,13 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
             return bench.release(search_id, node_id)
 
     @tool(server, "Get the tree", read_only=True, idempotent=True)
-    async def get_tree(search_id: SearchId) -> TreeView:
-        """The whole search without code: each node's parent, action, status, speedup, reward,
-        visits and children, plus the search's budget, usage and best node. get_node gives a
-        node's code and full judge result."""
+    async def get_tree(search_id: SearchId) -> TreeListing:
+        """The whole search, compact: a row per node (id, parent, action, verdict, speedup,
+        reward, visits) and where the search stands (best node, steps used of the budget).
+        get_node gives one node's code, edits and full judge result; the resource
+        search://{search_id}/tree has every field of every node."""
         with tool_errors():
-            return bench.get_tree(search_id)
+            return TreeListing.of(bench.get_tree(search_id))
 
     @tool(server, "Get a node", read_only=True, idempotent=True)
     async def get_node(search_id: SearchId, node_id: NodeId) -> NodeView:

@@ -8,7 +8,7 @@ from typing import Annotated
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from adaexplore_mcp.mcp_server.arguments import Code, TaskRef, tool
+from adaexplore_mcp.mcp_server.arguments import Code, PrecisionArg, TaskRef, tool
 from adaexplore_mcp.mcp_server.errors import tool_errors
 from adaexplore_mcp.mcp_server.models import Evaluation, TaskDetail, TaskList
 from adaexplore_mcp.mcp_server.progress import with_progress
@@ -87,7 +87,11 @@ def register_tools(server: MCPServer, bench: Workbench) -> None:
 
     @tool(server, "Evaluate a kernel", read_only=False, idempotent=False)
     async def evaluate_kernel(
-        task: TaskRef, code: Code, ctx: Context, timeout_s: TimeoutS = None
+        task: TaskRef,
+        code: Code,
+        ctx: Context,
+        timeout_s: TimeoutS = None,
+        precision: PrecisionArg = None,
     ) -> Evaluation:
         """Judge one Triton kernel outside any search. The judge runs it in a sandbox, checks
         it against the reference on fresh random inputs (odd shapes too), runs integrity checks
@@ -104,7 +108,7 @@ def register_tools(server: MCPServer, bench: Workbench) -> None:
             return await with_progress(
                 ctx,
                 lambda on_progress: bench.evaluate(
-                    task, code, timeout_s=timeout_s, on_progress=on_progress
+                    task, code, timeout_s=timeout_s, on_progress=on_progress, precision=precision
                 ),
             )
 

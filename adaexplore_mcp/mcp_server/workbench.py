@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import adaexplore_mcp
-from adaexplore_mcp.config import Settings
+from adaexplore_mcp.config import Precision, Settings
 from adaexplore_mcp.judge import Environment, EvalResult, Judge, ProgressCallback, open_judge
 from adaexplore_mcp.mcp_server.lazy_judge import LazyJudge
 from adaexplore_mcp.mcp_server.models import (
@@ -164,9 +164,12 @@ class Workbench:
         *,
         timeout_s: float | None = None,
         on_progress: ProgressCallback | None = None,
+        precision: Precision | None = None,
     ) -> Evaluation:
         task = self.task(ref)
-        result = await self.judge.evaluate(task, code, timeout_s=timeout_s, on_progress=on_progress)
+        result = await self.judge.evaluate(
+            task, code, timeout_s=timeout_s, on_progress=on_progress, precision=precision
+        )
         memory = await self._remember(task.name, code, result)
         return Evaluation.model_validate({**dict(result), "memory": memory})
 
@@ -233,6 +236,7 @@ class Workbench:
         seed: int | None = None,
         label: str | None = None,
         author: str | None = None,
+        precision: Precision | None = None,
     ) -> SearchInfo:
         defaults = self.settings.search
         budget = Budget(
@@ -240,7 +244,10 @@ class Workbench:
             max_wall_s=max_wall_s or defaults.max_wall_s,
             max_tokens=max_tokens or defaults.max_tokens,
         )
-        settings = defaults if seed is None else defaults.model_copy(update={"seed": seed})
+        updates: dict[str, object] = {"precision": precision or defaults.precision}
+        if seed is not None:
+            updates["seed"] = seed
+        settings = defaults.model_copy(update=updates)
         return self.engine.start_search(
             self.task(ref), budget=budget, settings=settings, label=label, author=author
         )

@@ -57,7 +57,9 @@ async def test_a_search_from_start_to_best_kernel(client: Client, bench: Workben
 
     tree = await call(client, "get_tree", search_id=sid)
     assert [n["id"] for n in tree["nodes"]] == [0, 1, 2]
-    assert tree["nodes"][0]["children"] == [1] and tree["nodes"][1]["children"] == [2]
+    assert [n["parent_id"] for n in tree["nodes"]] == [None, 0, 1]
+    assert [n["status"] for n in tree["nodes"]] == [None, "correct", "compile_error"]
+    assert tree["best_node_id"] == 1 and tree["steps"] == 2
     assert "code" not in tree["nodes"][1]
     node2 = await call(client, "get_node", search_id=sid, node_id=2)
     assert node2["code"] == GELU_COMPILE_ERROR and node2["result"]["status"] == "compile_error"
@@ -175,7 +177,7 @@ async def test_cancelling_a_step_kills_the_evaluation_and_records_nothing(
         group.cancel_scope.cancel()
 
     tree = await call(client, "get_tree", search_id=sid)
-    assert len(tree["nodes"]) == 1 and tree["search"]["usage"]["in_flight"] == 0
+    assert len(tree["nodes"]) == 1 and tree["in_flight"] == 0
     lanes = bench.judge.inner.lanes_status()  # type: ignore[attr-defined]
     for _ in range(100):  # the worker reports the child's end shortly after killing it
         if sum(lane.running for lane in lanes) == 0:
@@ -211,3 +213,12 @@ async def test_cancelling_an_evaluation(client: Client, bench: Workbench) -> Non
     assert not scope.cancelled_caught
     result = await call(client, "evaluate_kernel", task="gelu", code=GELU)
     assert result["status"] == "correct"
+
+
+async def test_a_search_keeps_its_precision_policy(client: Client) -> None:
+    info = await call(client, "start_search", task="gelu", precision="tf32")
+    assert info["settings"]["precision"] == "tf32"
+    step = await call(client, "regenerate", search_id=info["id"], code=GELU)
+    assert step["node"]["result"]["precision"] == "tf32"
+    default = await call(client, "start_search", task="gelu")
+    assert default["settings"]["precision"] == "strict"

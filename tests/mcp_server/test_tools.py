@@ -121,6 +121,19 @@ async def test_a_compile_error_is_recorded_in_the_memory(client: Client, bench: 
     assert again.structured_content["memory"]["outcome"] == "duplicate"
 
 
+async def test_evaluate_under_a_precision_policy(client: Client) -> None:
+    result = await client.call_tool(
+        "evaluate_kernel", {"task": "gelu", "code": GELU, "precision": "legacy"}
+    )
+    evaluation = result.structured_content
+    assert evaluation["status"] == "correct" and evaluation["precision"] == "legacy"
+    assert evaluation["message"].startswith("[legacy precision]")
+    bad = await client.call_tool(
+        "evaluate_kernel", {"task": "gelu", "code": GELU, "precision": "fast"}
+    )
+    assert bad.is_error and "precision" in text(bad)
+
+
 async def test_evaluate_rejects_bad_arguments(client: Client) -> None:
     empty = await client.call_tool("evaluate_kernel", {"task": "gelu", "code": ""})
     assert empty.is_error and "code" in text(empty)
