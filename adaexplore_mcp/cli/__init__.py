@@ -4,7 +4,9 @@ import typer
 
 from adaexplore_mcp.cli import judge, rules, tasks
 from adaexplore_mcp.cli.evaluate import eval_command
+from adaexplore_mcp.cli.reeval import reeval_command
 from adaexplore_mcp.cli.serve import serve_command
+from adaexplore_mcp.cli.stats import stats_command
 
 app = typer.Typer(
     help="Optimize GPU kernels with the AdaExplore method: MCP server, judge and driver.",
@@ -13,6 +15,8 @@ app = typer.Typer(
 )
 app.command("eval")(eval_command)
 app.command("serve")(serve_command)
+app.command("stats")(stats_command)
+app.command("reeval")(reeval_command)
 app.add_typer(tasks.app, name="tasks")
 app.add_typer(judge.app, name="judge")
 app.add_typer(rules.app, name="rules")

@@ -20,6 +20,7 @@ from adaexplore_mcp.driver.records import (
     write_json,
     write_text,
 )
+from adaexplore_mcp.tasks import task_from_source
 
 SOFTMAX_TASK = '''"""Row-wise softmax."""
 import torch
@@ -100,7 +101,8 @@ def make_run(
     clock = 1_700_000_000.0
     for spec in tasks:
         directory = root / "tasks" / spec.name
-        record = TaskRecord(name=spec.name, hash="0" * 16, source=spec.source)
+        task_hash = task_from_source(spec.source, spec.name).hash
+        record = TaskRecord(name=spec.name, hash=task_hash, source=spec.source)
         if spec.search_id is not None:
             record.search_id = spec.search_id
         write_json(directory / "task.json", record)
