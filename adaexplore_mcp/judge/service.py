@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable
 from typing import TypeVar
@@ -21,7 +20,6 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 import adaexplore_mcp
 from adaexplore_mcp.config import ServiceSettings
@@ -42,6 +40,7 @@ from adaexplore_mcp.judge.lane import JudgeUnavailable, QueueFull
 from adaexplore_mcp.judge.outcomes import JudgeError
 from adaexplore_mcp.judge.pool import LocalJudge, ProgressCallback
 from adaexplore_mcp.judge.result import EvalResult, LintReport, Phase
+from adaexplore_mcp.listening import BearerAuth
 from adaexplore_mcp.tasks import TaskError, task_from_source
 
 log = logging.getLogger(__name__)
@@ -147,28 +146,15 @@ def _validation_summary(exc: ValidationError, limit: int = 5) -> str:
     return "; ".join(parts) + more + " (the request format is in docs/judge-service.md)"
 
 
-class _BearerAuth:
-    """Every request, health checks and unknown paths included, needs the token when one is
-    set: whoever can evaluate a kernel can run code on this machine."""
-
-    def __init__(self, app: ASGIApp, token: str | None) -> None:
-        self.app = app
-        self.expected = f"bearer {token}".encode() if token else None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and self.expected is not None:
-            given = dict(scope["headers"]).get(b"authorization", b"")
-            scheme, _, credentials = given.partition(b" ")
-            if not secrets.compare_digest(scheme.lower() + b" " + credentials, self.expected):
-                rejected = RequestRejected(
-                    401,
-                    ErrorCode.UNAUTHORIZED,
-                    "this judge service requires `Authorization: Bearer <token>` with its token "
-                    "(adaexplore-mcp: --judge-token or ADAEXPLORE_REMOTE__TOKEN)",
-                )
-                await error_response(rejected)(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
+def _unauthorized() -> Response:
+    return error_response(
+        RequestRejected(
+            401,
+            ErrorCode.UNAUTHORIZED,
+            "this judge service requires `Authorization: Bearer <token>` with its token "
+            "(adaexplore-mcp: --judge-token or ADAEXPLORE_REMOTE__TOKEN)",
+        )
+    )
 
 
 async def _until_disconnected(request: Request) -> None:
@@ -327,7 +313,7 @@ def create_app(judge: LocalJudge, settings: ServiceSettings) -> Starlette:
             Route(f"{API_PREFIX}/health", endpoints.health, methods=["GET"]),
             Route(f"{API_PREFIX}/queue", endpoints.queue, methods=["GET"]),
         ],
-        middleware=[Middleware(_BearerAuth, token=settings.token)],
+        middleware=[Middleware(BearerAuth, token=settings.token, reject=_unauthorized)],
         exception_handlers={
             HTTPException: _handle,
             RequestRejected: _handle,

@@ -1,0 +1,83 @@
+"""What the two HTTP servers (the judge service and the MCP server) share about listening:
+whoever reaches either can run code on this machine, so listening beyond loopback needs a
+token, and with a token every request must carry it. Both bind their socket before serving, so
+port 0 works and the URL is known before the first request."""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+import socket
+from collections.abc import Callable
+
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+
+def is_loopback(host: str) -> bool:
+    """True when every address ``host`` resolves to is a loopback address."""
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except (socket.gaierror, UnicodeError):
+        return False
+    return bool(addresses) and all(
+        ipaddress.ip_address(str(a).split("%")[0]).is_loopback for a in addresses
+    )
+
+
+def check_bind(host: str, token: str | None, *, token_variable: str) -> None:
+    """Refuse to listen beyond this machine without a token (``ValueError`` says how)."""
+    if token or is_loopback(host):
+        return
+    raise ValueError(
+        f"refusing to listen on {host} without a token: anyone who can reach it could run code "
+        f"on this machine. Pass --token (or set {token_variable}), or listen on 127.0.0.1 and "
+        "reach it through an SSH tunnel"
+    )
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening-ready TCP socket on ``host:port`` (``ValueError`` when that fails)."""
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+class BearerAuth:
+    """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>`` when a token
+    is set; others get ``reject()``'s response (a 401 with ``WWW-Authenticate``)."""
+
+    def __init__(self, app: ASGIApp, token: str | None, reject: Callable[[], Response]) -> None:
+        self.app = app
+        self.expected = token.encode() if token else None
+        self.reject = reject
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self.expected is not None and not self._allowed(scope):
+            await self.reject()(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def _allowed(self, scope: Scope) -> bool:
+        assert self.expected is not None
+        values = [v for k, v in scope.get("headers", []) if k.lower() == b"authorization"]
+        if len(values) != 1:
+            return False
+        scheme, _, credentials = values[0].strip().partition(b" ")
+        # compare_digest: no early exit, so response times do not reveal a matching prefix
+        return secrets.compare_digest(credentials.strip(), self.expected) and (
+            scheme.lower() == b"bearer"
+        )
