@@ -5,6 +5,7 @@ import typer
 from adaexplore_mcp.cli import judge, rules, tasks
 from adaexplore_mcp.cli.evaluate import eval_command
 from adaexplore_mcp.cli.reeval import reeval_command
+from adaexplore_mcp.cli.report import report_command
 from adaexplore_mcp.cli.serve import serve_command
 from adaexplore_mcp.cli.stats import stats_command
 
@@ -17,6 +18,7 @@ app.command("eval")(eval_command)
 app.command("serve")(serve_command)
 app.command("stats")(stats_command)
 app.command("reeval")(reeval_command)
+app.command("report")(report_command)
 app.add_typer(tasks.app, name="tasks")
 app.add_typer(judge.app, name="judge")
 app.add_typer(rules.app, name="rules")

@@ -3,9 +3,22 @@
 
     run = load_run("runs/2026-11-21")
     stats = run_stats([run])                  # RunStats: rates, speedups, fast_p, intervals
-    html = render_report(report_for_run(run, settings))
+    html = render_report(report_for_run(run, open_store(settings.database_path)))
 """
 
+from adaexplore_mcp.report.chart import Chart, chart
+from adaexplore_mcp.report.html import (
+    BestView,
+    Report,
+    RuleView,
+    TaskSection,
+    open_store,
+    render_report,
+    report_for_run,
+    report_for_search,
+    unified_diff,
+    write_report,
+)
 from adaexplore_mcp.report.reeval import REEVAL_FILE, ReevalReport, TaskReeval, history, reeval_run
 from adaexplore_mcp.report.run import RunData, RunDirError, TaskRun, is_run_dir, load_run
 from adaexplore_mcp.report.stats import (
@@ -23,14 +36,20 @@ from adaexplore_mcp.report.stats import (
     run_stats,
     task_stats,
 )
+from adaexplore_mcp.report.tree import ReportNode, TreeDrawing, layout
 
 __all__ = [
     "FAST_P",
     "REEVAL_FILE",
+    "BestView",
     "Bootstrap",
+    "Chart",
     "Estimate",
     "Interval",
     "ReevalReport",
+    "Report",
+    "ReportNode",
+    "RuleView",
     "RunData",
     "RunDirError",
     "RunInfo",
@@ -38,14 +57,24 @@ __all__ = [
     "SpeedupStats",
     "TaskReeval",
     "TaskRun",
+    "TaskSection",
     "TaskStats",
+    "TreeDrawing",
     "bootstrap_interval",
+    "chart",
     "fast_p",
     "geomean",
     "history",
     "is_run_dir",
+    "layout",
     "load_run",
+    "open_store",
     "reeval_run",
+    "render_report",
+    "report_for_run",
+    "report_for_search",
     "run_stats",
     "task_stats",
+    "unified_diff",
+    "write_report",
 ]

@@ -3,12 +3,14 @@ not depend on the driver's strategies."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from adaexplore_mcp.config import Precision
+from adaexplore_mcp.config import MemorySettings, Precision, SearchSettings
 from adaexplore_mcp.driver.records import (
     RunConfig,
     StepRecord,
@@ -20,7 +22,11 @@ from adaexplore_mcp.driver.records import (
     write_json,
     write_text,
 )
-from adaexplore_mcp.tasks import task_from_source
+from adaexplore_mcp.memory import SkillMemory
+from adaexplore_mcp.search_engine import Edit, SearchEngine
+from adaexplore_mcp.store import Store
+from adaexplore_mcp.tasks import Task, task_from_source
+from tests.search_engine.fakes import FakeJudge, kernel
 
 SOFTMAX_TASK = '''"""Row-wise softmax."""
 import torch
@@ -170,3 +176,71 @@ def five_task_run(tmp_path: Path) -> Path:
             TaskSpec("e", None),
         ],
     )
+
+
+# -- a real search in a temporary store ----------------------------------------------------------
+
+HOSTILE = '</script><script>alert("x")</script><marquee>&amp;'
+
+
+@dataclass
+class SearchFixture:
+    store: Store
+    search_id: str
+    task: Task
+    codes: dict[int, str]
+
+
+def make_search(store: Store) -> SearchFixture:
+    """root -> 1 (large, 1.2x) -> 2 (small, 2x) -> 5 (small, 2.5x, the best);
+    1 -> 3 (small, compile error); root -> 4 (large, incorrect)."""
+    task = task_from_source(SOFTMAX_TASK, "softmax_rows")
+    engine = SearchEngine(store, FakeJudge(), SearchSettings(seed=1, max_steps=20))
+    search = engine.start_search(task)
+
+    async def build() -> None:
+        await engine.regenerate(search.id, kernel(speed=1.2), 0)
+        await engine.apply_patch(search.id, 1, [Edit(old_str="speed: 1.2", new_str="speed: 2.0")])
+        await engine.apply_patch(
+            search.id, 1, [Edit(old_str="# speed: 1.2", new_str="# fails: compile")]
+        )
+        await engine.regenerate(search.id, kernel(fails="incorrect"), 0)
+        await engine.apply_patch(
+            search.id,
+            2,
+            [Edit(old_str="speed: 2.0", new_str=f"speed: 2.5\n# {HOSTILE}")],
+        )
+
+    asyncio.run(build())
+    export = engine.export(search.id)
+    codes = {node.id: node.code for node in export.nodes if node.code is not None}
+    return SearchFixture(store=store, search_id=search.id, task=task, codes=codes)
+
+
+def run_for_search(root: Path, fixture: SearchFixture, **kwargs: Any) -> Path:
+    """A run directory whose one task is the fixture's search."""
+    steps = [
+        StepSpec("correct", 1.2, 1, 0, "large", fixture.codes[1]),
+        StepSpec("correct", 2.0, 2, 1, "small", fixture.codes[2]),
+        StepSpec("compile_error", None, 3, 1, "small", fixture.codes[3]),
+        StepSpec("patch_failed", None, None),
+        StepSpec("incorrect", None, 4, 0, "large", fixture.codes[4]),
+        StepSpec("correct", 2.5, 5, 2, "small", fixture.codes[5]),
+    ]
+    spec = TaskSpec(
+        "softmax_rows",
+        True,
+        2.5,
+        1.8,
+        steps=steps,
+        best_kernel=fixture.codes[5],
+        best_node_id=5,
+        search_id=fixture.search_id,
+    )
+    return make_run(root, [spec, TaskSpec("never_ran", None)], **kwargs)
+
+
+def add_rules(store: Store) -> None:
+    memory = SkillMemory(store, MemorySettings(starter=False))
+    memory.add_rule("You cannot call tl.arange with a length that is not a power of two.")
+    memory.add_rule(f"You cannot write {HOSTILE} into a kernel's docstring.")

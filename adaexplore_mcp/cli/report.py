@@ -1,0 +1,67 @@
+"""`adaexplore-mcp report RUN_DIR|SEARCH_ID`: one self-contained HTML file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from adaexplore_mcp.cli.common import fail, out
+from adaexplore_mcp.config import Settings
+from adaexplore_mcp.report import (
+    RunDirError,
+    is_run_dir,
+    load_run,
+    open_store,
+    report_for_run,
+    report_for_search,
+    write_report,
+)
+from adaexplore_mcp.search_engine import UnknownSearch
+
+
+def report_command(
+    target: Annotated[
+        str,
+        typer.Argument(
+            help="A run directory (from `adaexplore-mcp drive`) or a search id from the store "
+            "in ADAEXPLORE_HOME."
+        ),
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Where to write the HTML. Default: RUN_DIR/report.html, or "
+            "report-SEARCH_ID.html here.",
+        ),
+    ] = None,
+) -> None:
+    """Write an HTML report: the search tree, the best speedup over steps, the best kernel
+    with its diff to its parent, the rules in play, the run's statistics. It needs no network:
+    open it in any browser."""
+    settings = Settings()
+    store = open_store(settings.database_path)
+    path = Path(target).expanduser()
+    if path.is_dir() or is_run_dir(path):
+        try:
+            report = report_for_run(load_run(path), store)
+        except RunDirError as exc:
+            raise fail(str(exc)) from None
+        destination = output or path / "report.html"
+    else:
+        if store is None:
+            raise fail(
+                f"{target!r} is not a directory, and there is no store at "
+                f"{settings.database_path} to find a search with that id in; pass a run "
+                "directory, or set ADAEXPLORE_HOME to the home the search ran in"
+            )
+        try:
+            report = report_for_search(target, store)
+        except UnknownSearch as exc:
+            raise fail(f"{exc}; or pass a run directory") from None
+        destination = output or Path(f"report-{target}.html")
+    write_report(report, destination)
+    out.print(str(destination), markup=False)
