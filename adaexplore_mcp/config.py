@@ -430,6 +430,43 @@ class SearchSettings(BaseModel):
             )
 
 
+class DriverSettings(BaseModel):
+    """``adaexplore-mcp drive``: how the autonomous driver talks to its model (``docs/driver.md``).
+    The strategy, memory mode, steps and workers of a run are the command's options."""
+
+    stream: bool = Field(
+        default=False,
+        description="Ask the model through the provider's streaming API (same answers; a long "
+        "reply is not cut by a proxy's idle timeout).",
+    )
+    repair_patch: bool = Field(
+        default=True,
+        description="When a small step's edits do not apply, show the model the error once and "
+        "apply its corrected edits (the step counts once either way).",
+    )
+    max_llm_errors: int = Field(
+        default=5,
+        ge=1,
+        description="Consecutive steps whose model call failed (after its retries) before the "
+        "run stops.",
+    )
+    reviser_max_tokens: int = Field(
+        default=1024, ge=64, description="Answer length of a small step's reviser call."
+    )
+    lessons: int = Field(
+        default=3, ge=1, le=20, description="Lessons of similar tasks in prompts (reasoning-bank)."
+    )
+    metr_unmeasured_weight: float = Field(
+        default=1.0,
+        gt=0,
+        description="metr: the weight of a correct kernel without a meaningful speedup (the CPU "
+        "interpreter); a measured kernel weighs its speedup.",
+    )
+    queue_full_retries: int = Field(
+        default=5, ge=0, description="Retries of a step the judge refused with a full queue."
+    )
+
+
 class McpSettings(BaseModel):
     """``adaexplore-mcp serve``: the MCP server's transport and what its tools record."""
 
@@ -475,6 +512,7 @@ class Settings(BaseSettings):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    driver: DriverSettings = Field(default_factory=DriverSettings)
 
     @property
     def database_path(self) -> Path:
