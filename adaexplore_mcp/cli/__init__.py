@@ -3,6 +3,7 @@
 import typer
 
 from adaexplore_mcp.cli import judge, rules, tasks
+from adaexplore_mcp.cli.adapt import adapt_command
 from adaexplore_mcp.cli.evaluate import eval_command
 from adaexplore_mcp.cli.reeval import reeval_command
 from adaexplore_mcp.cli.report import report_command
@@ -19,6 +20,7 @@ app.command("serve")(serve_command)
 app.command("stats")(stats_command)
 app.command("reeval")(reeval_command)
 app.command("report")(report_command)
+app.command("adapt")(adapt_command)
 app.add_typer(tasks.app, name="tasks")
 app.add_typer(judge.app, name="judge")
 app.add_typer(rules.app, name="rules")
