@@ -1,1 +1,63 @@
-"""Autonomous runs: strategies that drive the MCP tools through an in-process MCP client."""
+"""Autonomous runs: strategies that drive the MCP tools through an in-process MCP client.
+
+    result = await drive(DriveSpec(strategy="adaexplore", steps=20, tasks=["softmax"],
+                                   run_dir=Path("runs/a")), Settings(), llm)
+
+``docs/driver.md`` describes the strategies, the memory modes, the run directory (``records.py``
+is its format) and resuming.
+"""
+
+from adaexplore_mcp.driver.display import LiveDisplay, QuietObserver, progress_table
+from adaexplore_mcp.driver.errors import (
+    DriveError,
+    JudgeUnreachable,
+    ModelFailing,
+    ModelRefused,
+    RunMismatch,
+)
+from adaexplore_mcp.driver.progress import Observer, RunProgress, RunResult, TaskProgress
+from adaexplore_mcp.driver.records import RunConfig, StepRecord, TaskRecord, TaskSummary, Usage
+from adaexplore_mcp.driver.replay import (
+    REPLAY_NOTICE,
+    ReplayLLM,
+    Transcript,
+    demo_transcripts,
+    load_transcript,
+)
+from adaexplore_mcp.driver.rundir import RunDir, RunDirError
+from adaexplore_mcp.driver.runner import Driver, DriveSpec, drive
+
+STRATEGIES = ("adaexplore", "one-shot", "best-of-n", "refine", "metr")
+MEMORY_MODES = ("none", "rules", "reasoning-bank")
+
+__all__ = [
+    "MEMORY_MODES",
+    "REPLAY_NOTICE",
+    "STRATEGIES",
+    "DriveError",
+    "DriveSpec",
+    "Driver",
+    "JudgeUnreachable",
+    "LiveDisplay",
+    "ModelFailing",
+    "ModelRefused",
+    "Observer",
+    "QuietObserver",
+    "ReplayLLM",
+    "RunConfig",
+    "RunDir",
+    "RunDirError",
+    "RunMismatch",
+    "RunProgress",
+    "RunResult",
+    "StepRecord",
+    "TaskProgress",
+    "TaskRecord",
+    "TaskSummary",
+    "Transcript",
+    "Usage",
+    "demo_transcripts",
+    "drive",
+    "load_transcript",
+    "progress_table",
+]

@@ -82,3 +82,15 @@ def _unfence(text: str) -> str:
     # Some models fence the text inside the tags; the fence is not part of the kernel.
     match = re.fullmatch(r"\s*```[\w+-]*\n(.*?)\n```\s*", text, re.S)
     return match.group(1) if match else text
+
+
+def plan_from_reply(reply: str) -> str:
+    """The improvements a reviser proposed: the ``<plan>`` block, else the whole reply as prose
+    (code blocks dropped: the reviser is asked for none, and a tuner needs the ideas, not them).
+    """
+    plan = _PLAN.search(reply)
+    text = plan.group(1) if plan else _FENCE.sub("", reply)
+    text = re.sub(r"</?(?:plan|edit|old_str|new_str)>", "", text).strip()
+    if not text:
+        raise UnusableReply("the reviser's reply proposes no improvement (no <plan> or prose)")
+    return text

@@ -1,0 +1,171 @@
+"""The MCP tools as the driver calls them: typed arguments in, the server's pydantic models out.
+
+The driver reaches the search, the judge and the memory only through an MCP client (in-process
+here, so the autonomous loop runs exactly the code an external agent calls). A tool error
+arrives as text; the few kinds the driver acts on are recognised by the words the server's
+``mcp_server/errors.py`` and the search engine's errors put first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, TypeVar
+
+from mcp import Client
+from pydantic import BaseModel
+
+from adaexplore_mcp.mcp_server import NodeSelection, Released, Step, TaskDetail
+from adaexplore_mcp.memory import AddFailureResult, RulesAnswer
+from adaexplore_mcp.search_engine import BestKernel, Edit, NodeView, SearchInfo
+
+M = TypeVar("M", bound=BaseModel)
+
+# what the server prefixes to a tool error's message
+_PREFIX = "Error executing tool "
+
+
+class ToolFailed(Exception):
+    """A tool answered with an error; the message is the server's, for the model or the user."""
+
+    def __init__(self, tool: str, message: str) -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.message = message
+
+
+class PatchRefused(ToolFailed):
+    """apply_patch created nothing: an old_str was not found or not unique, or nothing changed."""
+
+
+class JudgeDown(ToolFailed):
+    """The judge is unreachable or could not produce a verdict: nothing was recorded."""
+
+
+class QueueFull(ToolFailed):
+    """The judge's queue is full: nothing was recorded; the step may be sent again."""
+
+
+class BudgetSpent(ToolFailed):
+    """The search's own step budget is spent."""
+
+
+def _classify(tool: str, message: str) -> ToolFailed:
+    if message.startswith("the judge's queue is full"):
+        return QueueFull(tool, message)
+    if message.startswith(("the judge is unavailable", "the judge could not produce")):
+        return JudgeDown(tool, message)
+    if tool == "apply_patch" and (
+        message.startswith("the patch was not applied")
+        or message.startswith("the edits leave the kernel unchanged")
+    ):
+        return PatchRefused(tool, message)
+    if " budget is spent " in message:
+        return BudgetSpent(tool, message)
+    return ToolFailed(tool, message)
+
+
+class TreeRow(BaseModel):
+    """The part of a ``get_tree`` row the strategies read."""
+
+    id: int
+    parent_id: int | None
+    action: str
+    status: str | None
+    speedup: float | None
+
+
+class TreeListing(BaseModel):
+    """The part of ``get_tree``'s answer the driver reads (the server sends more)."""
+
+    search_id: str
+    steps: int
+    in_flight: int
+    nodes: list[TreeRow]
+
+
+class Tools:
+    """One connected MCP client; every method is one tool call."""
+
+    def __init__(self, client: Client, *, queue_full_retries: int = 5) -> None:
+        self._client = client
+        self._queue_full_retries = queue_full_retries
+
+    async def call(self, tool: str, model: type[M], **arguments: Any) -> M:
+        arguments = {key: value for key, value in arguments.items() if value is not None}
+        for attempt in range(self._queue_full_retries + 1):
+            result = await self._client.call_tool(tool, arguments)
+            if not result.is_error:
+                return model.model_validate(result.structured_content)
+            text = "".join(getattr(block, "text", "") for block in result.content)
+            if text.startswith(_PREFIX):
+                text = text.split(": ", 1)[1] if ": " in text else text
+            failure = _classify(tool, text)
+            if not isinstance(failure, QueueFull) or attempt == self._queue_full_retries:
+                raise failure
+            await asyncio.sleep(min(2.0 * 2**attempt, 30.0))  # the message says: wait and retry
+        raise AssertionError("unreachable")
+
+    async def get_task(self, task: str) -> TaskDetail:
+        return await self.call("get_task", TaskDetail, task=task)
+
+    async def start_search(self, task: str, **options: Any) -> SearchInfo:
+        return await self.call("start_search", SearchInfo, task=task, **options)
+
+    async def select_node(self, search_id: str, author: str) -> NodeSelection:
+        return await self.call("select_node", NodeSelection, search_id=search_id, author=author)
+
+    async def apply_patch(
+        self, search_id: str, node_id: int, edits: list[Edit], *, tokens: int, author: str
+    ) -> Step:
+        patches = [edit.model_dump() for edit in edits]
+        return await self.call(
+            "apply_patch",
+            Step,
+            search_id=search_id,
+            node_id=node_id,
+            patches=patches,
+            tokens=tokens,
+            author=author,
+        )
+
+    async def regenerate(
+        self, search_id: str, code: str, node_id: int, *, tokens: int, author: str
+    ) -> Step:
+        return await self.call(
+            "regenerate",
+            Step,
+            search_id=search_id,
+            code=code,
+            node_id=node_id,
+            tokens=tokens,
+            author=author,
+        )
+
+    async def release(self, search_id: str, node_id: int) -> bool:
+        answer = await self.call("release", Released, search_id=search_id, node_id=node_id)
+        return answer.released
+
+    async def get_tree(self, search_id: str) -> TreeListing:
+        return await self.call("get_tree", TreeListing, search_id=search_id)
+
+    async def get_node(self, search_id: str, node_id: int) -> NodeView:
+        return await self.call("get_node", NodeView, search_id=search_id, node_id=node_id)
+
+    async def best_kernel(self, search_id: str) -> BestKernel:
+        # no re-measurement: the run's best on its recorded measurements (reeval re-measures)
+        return await self.call("best_kernel", BestKernel, search_id=search_id, remeasure=False)
+
+    async def get_rules(self, query: str | None, task: str) -> RulesAnswer:
+        return await self.call("get_rules", RulesAnswer, query=query, task=task)
+
+    async def add_failure(
+        self, task: str, code: str, error: str, error_type: str | None
+    ) -> AddFailureResult:
+        return await self.call(
+            "add_failure",
+            AddFailureResult,
+            task=task,
+            code=code,
+            error=error[:200_000],
+            error_type=error_type,
+        )
