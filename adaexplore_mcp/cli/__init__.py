@@ -4,6 +4,8 @@ import typer
 
 from adaexplore_mcp.cli import judge, rules, tasks
 from adaexplore_mcp.cli.adapt import adapt_command
+from adaexplore_mcp.cli.demo import demo_command
+from adaexplore_mcp.cli.drive import drive_command
 from adaexplore_mcp.cli.evaluate import eval_command
 from adaexplore_mcp.cli.reeval import reeval_command
 from adaexplore_mcp.cli.report import report_command
@@ -17,6 +19,8 @@ app = typer.Typer(
 )
 app.command("eval")(eval_command)
 app.command("serve")(serve_command)
+app.command("drive")(drive_command)
+app.command("demo")(demo_command)
 app.command("stats")(stats_command)
 app.command("reeval")(reeval_command)
 app.command("report")(report_command)
