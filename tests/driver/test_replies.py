@@ -1,6 +1,11 @@
 import pytest
 
-from adaexplore_mcp.driver.replies import UnusableReply, kernel_from_reply, patch_from_reply
+from adaexplore_mcp.driver.replies import (
+    UnusableReply,
+    kernel_from_reply,
+    patch_from_reply,
+    plan_from_reply,
+)
 
 KERNEL = "import torch\nimport triton\n\n\nclass ModelNew(torch.nn.Module):\n    pass\n"
 
@@ -80,3 +85,10 @@ def test_an_empty_deletion_is_allowed_but_an_empty_old_str_is_not():
 def test_an_unusable_small_step_reply_says_why(reply, reason):
     with pytest.raises(UnusableReply, match=reason):
         patch_from_reply(reply)
+
+
+def test_a_revisers_plan_is_its_plan_block_or_its_prose():
+    assert plan_from_reply("Thinking…\n<plan>\n1. wider blocks\n</plan>") == "1. wider blocks"
+    assert plan_from_reply("1. fuse\n```python\nx = 1\n```\n2. mask") == "1. fuse\n\n2. mask"
+    with pytest.raises(UnusableReply, match="proposes no improvement"):
+        plan_from_reply("```python\nx = 1\n```")
