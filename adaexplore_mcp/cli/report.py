@@ -51,6 +51,8 @@ def report_command(
         except RunDirError as exc:
             raise fail(str(exc)) from None
         destination = output or path / "report.html"
+    elif "/" in target or target.endswith(".py") or path.exists():
+        raise fail(f"{target} is not a directory; pass a run directory or a search id")
     else:
         if store is None:
             raise fail(
