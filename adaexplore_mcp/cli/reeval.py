@@ -39,6 +39,9 @@ def reeval_command(
     runs: Annotated[
         int, typer.Option(min=5, help="At least this many timed calls per evaluation.")
     ] = 100,
+    max_runs: Annotated[
+        int, typer.Option(min=5, help="At most this many timed calls per evaluation.")
+    ] = 2000,
     target_ms: Annotated[
         float, typer.Option(min=1, help="Kernel time to accumulate per evaluation.")
     ] = 1000.0,
@@ -61,7 +64,7 @@ def reeval_command(
         run = load_run(run_dir)
     except RunDirError as exc:
         raise fail(str(exc)) from None
-    settings = _settings(device, runs, target_ms, trials, judge_url, judge_token)
+    settings = _settings(device, runs, max_runs, target_ms, trials, judge_url, judge_token)
     cpu_only = device is not None and parse_device_spec(device).kind == "cpu"
     if not settings.remote.url and not cpu_only and not _gpu_here(settings):
         raise fail(_NO_GPU, EXIT_JUDGE)
@@ -93,6 +96,7 @@ def reeval_command(
 def _settings(
     device: str | None,
     runs: int,
+    max_runs: int,
     target_ms: float,
     trials: int | None,
     judge_url: str | None,
@@ -102,7 +106,7 @@ def _settings(
     timing = settings.judge.timing.model_copy(
         update={
             "min_runs": runs,
-            "max_runs": max(runs, settings.judge.timing.max_runs, runs * 4),
+            "max_runs": max(runs, max_runs),
             "target_ms": target_ms,
         }
     )
