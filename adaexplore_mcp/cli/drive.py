@@ -125,9 +125,8 @@ def drive_command(
 ) -> None:
     """Optimize kernels unattended: a strategy's steps on each task, with a model of yours.
 
-    Every prompt, reply, kernel and verdict goes into the run directory; an interrupted run
-    continues with --resume. Exits 2 for a usage or key problem, 3 when the judge cannot run.
-    """
+    Every prompt, reply, kernel and verdict goes into the run directory; an interrupted run continues with --resume. Exits 2 for a usage or key problem, 3 when the judge cannot run, 130 on Ctrl-C.
+    """  # noqa: E501 (one paragraph: typer keeps the docstring's line breaks)
     from adaexplore_mcp.driver import DriveSpec, RunConfig, RunDir, RunDirError
 
     settings = settings_with(device, judge_url=judge_url, judge_token=judge_token)
@@ -179,6 +178,8 @@ def drive_command(
         raise fail(str(exc)) from None
     if not resume and not names:
         raise fail("no task to run: give --task NAME (repeatable) or --tasks FILE|DIR")
+    if spec.strategy == "one-shot" and spec.steps > 1:
+        err.print("one-shot writes one kernel per task: --steps is 1 for it (best-of-n: N)")
     run_and_report(spec, settings, quiet=quiet)
 
 

@@ -34,3 +34,19 @@ class JudgeUnreachable(DriveError):
     """The judge cannot evaluate: nothing more can be judged."""
 
     exit_code = EXIT_JUDGE
+
+
+def first_error(errors: BaseExceptionGroup) -> BaseException:
+    """The error to report from a task group's: a ``DriveError`` if any (the workers that were
+    cancelled because of it only add noise), else the first."""
+    leaves: list[BaseException] = []
+
+    def walk(group: BaseExceptionGroup) -> None:
+        for exc in group.exceptions:
+            if isinstance(exc, BaseExceptionGroup):
+                walk(exc)
+            else:
+                leaves.append(exc)
+
+    walk(errors)
+    return next((exc for exc in leaves if isinstance(exc, DriveError)), leaves[0])

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import Counter
 from pathlib import Path
 
 from mcp import Client
@@ -22,13 +21,18 @@ from pydantic import BaseModel, Field
 
 import adaexplore_mcp
 from adaexplore_mcp.config import Precision, Settings
-from adaexplore_mcp.driver.errors import DriveError, JudgeUnreachable, ModelFailing, RunMismatch
+from adaexplore_mcp.driver.bookkeeping import (
+    distil_lesson,
+    lessons_for,
+    merged_usage,
+    summarize,
+    task_progress,
+)
+from adaexplore_mcp.driver.errors import JudgeUnreachable, ModelFailing, RunMismatch, first_error
 from adaexplore_mcp.driver.progress import (
     Observer,
     RunProgress,
     RunResult,
-    TaskProgress,
-    best_label,
 )
 from adaexplore_mcp.driver.records import (
     MemoryMode,
@@ -46,9 +50,9 @@ from adaexplore_mcp.driver.steps import StepContext, StepFailed, TaskRun
 from adaexplore_mcp.driver.strategies import Strategy, make_strategy
 from adaexplore_mcp.driver.tools import ToolFailed, Tools
 from adaexplore_mcp.judge import Judge, JudgeError
-from adaexplore_mcp.llm import LLM, LLMError
+from adaexplore_mcp.llm import LLM
 from adaexplore_mcp.mcp_server import Workbench, build_server
-from adaexplore_mcp.memory import LLMDistiller, ReasoningBank, SkillMemory, TaskOutcome
+from adaexplore_mcp.memory import LLMDistiller, ReasoningBank, SkillMemory
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import task_from_source
 
@@ -137,7 +141,7 @@ class Driver:
                 async with Client(build_server(bench, close_on_shutdown=False)) as client:
                     await self._drive(client, bench)
             except BaseExceptionGroup as errors:  # the client's task group wraps what it sees
-                raise _first(errors) from None
+                raise first_error(errors) from None
         finally:
             if self._judge is None:  # a judge passed in belongs to the caller
                 await bench.close()
@@ -262,11 +266,7 @@ class Driver:
             precision=self._config.precision.value,
         )
         if self._bank is not None:
-            run_id = str(run.path.resolve())
-            similar = self._bank.similar(task.task, k=self.settings.driver.lessons + 10)
-            task.lessons = [lesson.text for lesson in similar if lesson.run != run_id][
-                : self.settings.driver.lessons
-            ]
+            task.lessons = lessons_for(self._bank, task, run, self.settings.driver.lessons)
         return task
 
     async def _work(self, tools: Tools) -> None:
@@ -279,7 +279,7 @@ class Driver:
                 for index in range(workers):
                     group.create_task(self._worker(index, tools))
         except BaseExceptionGroup as errors:
-            raise _first(errors) from None
+            raise first_error(errors) from None
 
     async def _worker(self, index: int, tools: Tools) -> None:
         while (claim := await self._scheduler.claim()) is not None:
@@ -335,34 +335,8 @@ class Driver:
     # -- bookkeeping ---------------------------------------------------------------------------
 
     async def _summarize(self, tools: Tools, task: TaskRun) -> None:
-        """summary.json (and best_kernel.py) after every step, so that an interrupted run has
-        them: the best kernel so far, on the measurements recorded (``reeval`` re-measures)."""
         assert self._run is not None
-        best = (await tools.best_kernel(task.search_id)).node
-        result = best.result if best is not None else None
-        records = task.records.values()
-        costs = [r.cost_usd for r in records if r.cost_usd is not None]
-        summary = TaskSummary(
-            task=task.name,
-            precision=Precision(task.precision),
-            steps=len(task.records),
-            correct=best is not None,
-            best_node_id=best.id if best else None,
-            best_runtime_ms=best.runtime_ms if best else None,
-            speedup_eager=result.speedup_eager if result else None,
-            speedup_compile=result.speedup_compile if result else None,
-            eager_ms=result.eager.median_ms if result and result.eager else None,
-            compile_ms=result.compiled.median_ms if result and result.compiled else None,
-            timing_meaningful=bool(result and result.timing_meaningful),
-            device_name=result.environment.device_name if result and result.environment else None,
-            input_tokens=sum(r.input_tokens for r in records),
-            output_tokens=sum(r.output_tokens for r in records),
-            cost_usd=sum(costs) if costs else None,
-        )
-        self._run.write_summary(summary)
-        if best is not None and best.code is not None:
-            self._run.write_best(task.name, best.code)
-        self._summaries[task.name] = summary
+        self._summaries[task.name] = await summarize(tools, self._run, task)
 
     async def _distil(self, task: TaskRun) -> None:
         """reasoning-bank: the task's lesson, once all its steps are done."""
@@ -370,41 +344,14 @@ class Driver:
             return
         assert self._run is not None
         task.distilled = True
-        run_id = str(self._run.path.resolve())
-        if any(x.task == task.name and x.run == run_id for x in self._bank.lessons()):
-            return
-        summary = self._summaries.get(task.name)
-        best = self._run.task_dir(task.name) / "best_kernel.py"
-        failures = Counter(self._run.failures(task.name))
-        outcome = TaskOutcome(
-            steps=len(task.records),
-            solved=bool(summary and summary.correct),
-            best_speedup=summary.speedup_eager if summary else None,
-            best_kernel=best.read_text() if best.is_file() else None,
-            failures=[text for text, _ in failures.most_common()],
-        )
-        try:
-            await self._bank.distil(task.task, outcome, run=run_id)
-        except LLMError as exc:
-            log.warning("no lesson for task %s: the model failed (%s)", task.name, exc)
+        await distil_lesson(self._bank, self._run, task, self._summaries.get(task.name))
 
     def _write_usage(self) -> None:
         if self._run is not None:
             self._run.write_usage(self._usage())
 
     def _usage(self) -> Usage:
-        before, now = self._usage_before, self.llm.totals
-        cost = None
-        if before.cost_usd is not None or now.cost_usd is not None:
-            cost = (before.cost_usd or 0.0) + (now.cost_usd or 0.0)
-        return Usage(
-            calls=before.calls + now.calls,
-            input_tokens=before.input_tokens + now.input_tokens,
-            output_tokens=before.output_tokens + now.output_tokens,
-            cost_usd=cost,
-            failed_calls=before.failed_calls + now.failed_calls,
-            retries=before.retries + now.retries,
-        )
+        return merged_usage(self._usage_before, self.llm.totals)
 
     def _notify(self) -> None:
         if self._observer is not None and self._config is not None and self._run is not None:
@@ -412,23 +359,9 @@ class Driver:
 
     def progress(self) -> RunProgress:
         assert self._config is not None and self._run is not None
-        rows = []
-        for task in self._tasks:
-            summary = self._summaries.get(task.name)
-            last = task.records[max(task.records)] if task.records else None
-            rows.append(
-                TaskProgress(
-                    task=task.name,
-                    steps=self.steps,
-                    done=len(task.records),
-                    running=len(task.running),
-                    best=best_label(summary),
-                    last=_last(last),
-                    input_tokens=summary.input_tokens if summary else 0,
-                    output_tokens=summary.output_tokens if summary else 0,
-                    cost_usd=summary.cost_usd if summary else None,
-                )
-            )
+        rows = [
+            task_progress(task, self.steps, self._summaries.get(task.name)) for task in self._tasks
+        ]
         return RunProgress(
             run_dir=self._run.path, config=self._config, tasks=rows, usage=self._usage()
         )
@@ -443,30 +376,6 @@ class Driver:
             steps_done=sum(len(t.records) for t in self._tasks),
             steps_planned=self.steps * len(self._tasks),
         )
-
-
-def _last(record: StepRecord | None) -> str | None:
-    if record is None:
-        return None
-    return f"{record.action}: {record.outcome.replace('_', ' ')}"
-
-
-def _first(errors: BaseExceptionGroup) -> BaseException:
-    """The error that stopped the workers: a DriveError first, else the first other."""
-    leaves: list[BaseException] = []
-
-    def walk(group: BaseExceptionGroup) -> None:
-        for exc in group.exceptions:
-            if isinstance(exc, BaseExceptionGroup):
-                walk(exc)
-            else:
-                leaves.append(exc)
-
-    walk(errors)
-    for exc in leaves:
-        if isinstance(exc, DriveError):
-            return exc
-    return leaves[0]
 
 
 async def drive(
