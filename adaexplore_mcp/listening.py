@@ -37,7 +37,7 @@ def check_bind(host: str, token: str | None, *, token_variable: str) -> None:
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening-ready TCP socket on ``host:port`` (``ValueError`` when that fails)."""
+    """A listening TCP socket on ``host:port`` (``ValueError`` when that fails)."""
     family, kind, proto, _, address = socket.getaddrinfo(
         host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
     )[0]
@@ -45,6 +45,9 @@ def bind(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
+        # Listening now, not when uvicorn starts: a client told the URL may connect at once,
+        # and its connection waits in the backlog instead of being refused.
+        sock.listen(2048)
     except OSError as exc:
         sock.close()
         raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
