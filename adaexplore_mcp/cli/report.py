@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from adaexplore_mcp.cli.common import fail, out
-from adaexplore_mcp.config import Settings
+from adaexplore_mcp.config import Settings, database_path
 from adaexplore_mcp.report import (
     RunDirError,
     is_run_dir,
@@ -47,7 +47,11 @@ def report_command(
     path = Path(target).expanduser()
     if path.is_dir() or is_run_dir(path):
         try:
-            report = report_for_run(load_run(path), store)
+            run = load_run(path)
+            # The run's own home holds its searches, wherever ADAEXPLORE_HOME points now.
+            if run.config.home and Path(run.config.home) != settings.home:
+                store = open_store(database_path(Path(run.config.home))) or store
+            report = report_for_run(run, store)
         except RunDirError as exc:
             raise fail(str(exc)) from None
         destination = output or path / "report.html"

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Literal
 
@@ -64,6 +64,10 @@ class RunConfig(BaseModel):
     device: str | None = None
     replay: bool = Field(
         default=False, description="Replies came from a recorded transcript, not a live model."
+    )
+    home: str | None = Field(
+        default=None,
+        description="ADAEXPLORE_HOME of the run: its database holds the searches and the rules.",
     )
     started_at: float
     version: str
@@ -136,13 +140,16 @@ def write_json(path: Path, model: BaseModel | dict | list) -> None:
 
 def write_text(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}")
+    # os.open with 0o666 lets the umask decide the mode, as for any file the user writes;
+    # mkstemp would make every run file private (0600).
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(handle, "w") as file:
             file.write(text)
         os.replace(temporary, path)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
 
 

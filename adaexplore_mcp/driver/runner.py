@@ -211,6 +211,7 @@ class Driver:
                 replay=self.replay,
                 started_at=time.time(),
                 version=adaexplore_mcp.__version__,
+                home=str(self.settings.home),
             )
             self._run = RunDir.create(spec.run_dir, self._config)
         elif refs and list(refs) != self._config.tasks:

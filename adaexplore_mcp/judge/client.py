@@ -89,7 +89,10 @@ class RemoteJudge:
         return found if len(found) == 3 else {}
 
     async def start(self) -> None:
-        """Connect and check the token; raises ``JudgeUnavailable`` if either fails."""
+        """Connect and check the token; raises ``JudgeUnavailable`` if either fails. A client
+        already connected stays as it is."""
+        if self._client is not None:
+            return
         headers = {"User-Agent": "adaexplore-mcp"}
         if self.settings.token:
             headers["Authorization"] = f"Bearer {self.settings.token}"

@@ -54,6 +54,7 @@ class LocalJudge:
         self.settings = settings
         self.home = Path(home)
         self._lanes: list[Lane] = []
+        self._starting = asyncio.Lock()
         self._baselines = BaselineCache(store)
         self.probe: ProbeReport | None = None
 
@@ -73,6 +74,13 @@ class LocalJudge:
         return [lane.status() for lane in self._lanes]
 
     async def start(self) -> None:
+        """Starts the workers; a judge already started is left as it is, so a caller that
+        was lent a running judge may call this without leaking a second pool."""
+        async with self._starting:
+            if not self._lanes:
+                await self._start()
+
+    async def _start(self) -> None:
         spec = parse_device_spec(self.settings.device)
         lanes: list[Lane] = []
         probe_needed = spec.kind == "cuda" or (spec.kind == "auto" and nvidia_driver_present())

@@ -200,3 +200,14 @@ def test_tolerances_are_configurable_per_dtype(loop_thread, tmp_path):
             return await judge.evaluate(SOFTMAX, code)
 
     assert loop_thread.run(run()).status is Status.CORRECT
+
+
+def test_starting_a_started_judge_keeps_its_workers(cpu_judge):
+    """A judge lent to a component that starts it again (the MCP workbench, the driver) must
+    not start a second pool that nobody closes."""
+    judge = cpu_judge.judge
+    before = [lane for lane in judge._lanes]
+    workers = [status.workers for status in judge.lanes_status()]
+    cpu_judge.loop.run(judge.start())
+    assert judge._lanes == before
+    assert [status.workers for status in judge.lanes_status()] == workers

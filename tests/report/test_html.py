@@ -224,3 +224,22 @@ def test_cli(searched: SearchFixture, tmp_path: Path) -> None:
     assert "Search " + searched.search_id in target.read_text()
     unknown = run_cli("report", "nosuchsearch", home=home)
     assert unknown.returncode == 2 and "no search with id" in unknown.stderr
+
+
+def test_a_run_is_reported_from_its_own_home_wherever_adaexplore_home_points(
+    searched: SearchFixture, tmp_path: Path
+) -> None:
+    home = tmp_path / "run-home"
+    home.mkdir()
+    (tmp_path / "db.sqlite3").rename(home / "adaexplore.sqlite3")
+    for suffix in ("-wal", "-shm"):
+        old = tmp_path / f"db.sqlite3{suffix}"
+        if old.exists():
+            old.rename(home / f"adaexplore.sqlite3{suffix}")
+    run = run_for_search(tmp_path / "run", searched)
+    config = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps(config | {"home": str(home)}))
+    done = run_cli("report", str(run), home=tmp_path / "another-home")
+    assert done.returncode == 0, done.stderr
+    html = (run / "report.html").read_text()
+    assert "is not in the store" not in html and "nodes-task-0" in html
