@@ -1,0 +1,194 @@
+"""The judge's settings: where kernels run, how they are checked and timed, the sandbox, the
+judge service and its clients."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+
+class Tolerance(BaseModel, frozen=True):
+    """An element passes when ``|actual - expected| <= atol + rtol * |expected|``.
+
+    With ``atol_scale="output_rms"`` the ``atol`` is a fraction of the expected output's root
+    mean square, so a rounding error that scales with the output passes near its zeros too."""
+
+    atol: float = Field(ge=0)
+    rtol: float = Field(ge=0)
+    atol_scale: Literal["absolute", "output_rms"] = "absolute"
+
+
+class Precision(StrEnum):
+    """How float32 work is judged and timed (``docs/precision.md``).
+
+    - ``strict``: the float32 tolerance against a float32 reference; baselines with TF32 off.
+    - ``tf32``: the candidate may round like TF32: a tolerance derived from TF32's precision
+      against the float32 reference; baselines timed with TF32 on, so speedups compare like
+      with like.
+    - ``legacy``: atol = rtol = 5e-2 with TF32-off baselines, to reproduce numbers published
+      under that gate; its results are labelled ``legacy``.
+
+    Float16 and bfloat16 outputs keep their own tolerances under every policy.
+    """
+
+    STRICT = "strict"
+    TF32 = "tf32"
+    LEGACY = "legacy"
+
+
+def _default_tolerances() -> dict[str, Tolerance]:
+    return {
+        "float32": Tolerance(atol=1e-4, rtol=1e-4),
+        "float16": Tolerance(atol=1e-2, rtol=1e-2),
+        "bfloat16": Tolerance(atol=1e-2, rtol=1e-2),
+        "float64": Tolerance(atol=1e-7, rtol=1e-7),
+    }
+
+
+class TimingSettings(BaseModel):
+    """How a kernel is timed on a GPU (ignored on the CPU, where timing is not meaningful)."""
+
+    warmup_ms: float = Field(default=100.0, gt=0, description="Warm-up time before measuring.")
+    target_ms: float = Field(
+        default=200.0, gt=0, description="Kernel time to accumulate over the measured runs."
+    )
+    min_runs: int = Field(default=30, ge=5)
+    max_runs: int = Field(default=400, ge=5)
+    l2_flush_factor: float = Field(
+        default=2.0, ge=1.0, description="The L2 flush buffer is this many times the L2 size."
+    )
+    launch_allowance_us: float = Field(
+        default=100.0,
+        ge=0,
+        description="The GPU spins this long before each timed call while the host enqueues "
+        "it, so the host's launch latency and its jitter are not timed.",
+    )
+
+
+class IntegritySettings(BaseModel):
+    """The checks that stop a kernel from faking a speedup (``docs/integrity.md``)."""
+
+    enabled: bool = Field(
+        default=True,
+        description="Run the runtime integrity checks. Turn off only to measure what they cost; "
+        "the static source checks always run.",
+    )
+    audited_timed_calls: int = Field(
+        default=3,
+        ge=1,
+        description="Timed calls, picked at random, whose outputs are checked afterwards against "
+        "the reference on the very inputs they were given.",
+    )
+    speed_of_light_fraction: float = Field(
+        default=0.7,
+        gt=0,
+        le=1,
+        description="A kernel faster than this fraction of the time needed to read the task's "
+        "inputs and parameters once at the GPU's measured bandwidth is rejected.",
+    )
+    hidden_work_us: float = Field(
+        default=20.0,
+        ge=0,
+        description="GPU work still running this long after forward's stream finished (side "
+        "streams) gets the kernel rejected, plus 10% of its own time.",
+    )
+
+
+class SandboxSettings(BaseModel):
+    """Operating-system limits on each candidate's child process."""
+
+    memory_limit_mb: int | None = Field(
+        default=16384,
+        ge=256,
+        description="Private writable memory a child may map (RLIMIT_DATA); None for no limit.",
+    )
+    cpu_time_factor: float = Field(
+        default=4.0,
+        ge=1,
+        description="CPU seconds a child may use, as a multiple of its wall-clock limit (threads "
+        "add up).",
+    )
+    max_processes: int = Field(
+        default=512,
+        ge=16,
+        description="Processes and threads the child may add to the user's count (RLIMIT_NPROC).",
+    )
+    isolate_network: bool = Field(
+        default=True,
+        description="Give each child an empty network namespace (needs unprivileged user "
+        "namespaces; otherwise socket use is refused by an audit hook).",
+    )
+
+
+class JudgeSettings(BaseModel):
+    """The local judge: where kernels run, how hard they are checked, how long they may take."""
+
+    device: str = Field(
+        default="auto",
+        description="'auto' (every visible GPU, else the CPU interpreter), 'cpu', 'cuda' or "
+        "'cuda:0,2' (a list of GPU indices).",
+    )
+    workers_per_device: int | None = Field(
+        default=None,
+        ge=1,
+        description="Warm worker processes per device; default 4 per GPU, 2 on the CPU.",
+    )
+    timeout_s: float = Field(default=180.0, gt=0, description="Wall-clock limit per evaluation.")
+    baseline_timeout_s: float = Field(
+        default=900.0, gt=0, description="Wall-clock limit for timing a task's baselines."
+    )
+    trials: int = Field(
+        default=3, ge=1, description="Fresh random input sets on the main shape per evaluation."
+    )
+    odd_trials: int = Field(default=1, ge=1, description="Input sets per odd-sized shape variant.")
+    tolerances: dict[str, Tolerance] = Field(default_factory=_default_tolerances)
+    output_limit_mb: int = Field(
+        default=16, ge=1, description="Largest file (stdout/stderr included) a candidate may write."
+    )
+    max_queue: int = Field(default=256, ge=1, description="Evaluations waiting per device.")
+    reuse_workers: bool = Field(
+        default=True,
+        description="Keep warm workers between evaluations. False starts a fresh Python process "
+        "per evaluation, as the common reference harnesses do (used to benchmark the pool).",
+    )
+    precision: Precision = Field(
+        default=Precision.STRICT,
+        description="The precision policy of evaluations that do not name one: strict, tf32 "
+        "or legacy.",
+    )
+    timing: TimingSettings = Field(default_factory=TimingSettings)
+    integrity: IntegritySettings = Field(default_factory=IntegritySettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+
+    @field_validator("device")
+    @classmethod
+    def _check_device(cls, value: str) -> str:
+        from adaexplore_mcp.judge.devices import parse_device_spec
+
+        parse_device_spec(value)
+        return value
+
+
+class RemoteJudgeSettings(BaseModel):
+    """A judge service (``adaexplore-mcp judge serve``) used instead of the local pool."""
+
+    url: str | None = Field(
+        default=None, description="Base URL, e.g. http://gpu-box:8765; None for the local pool."
+    )
+    token: str | None = Field(default=None, description="Bearer token the service requires.")
+    connect_timeout_s: float = Field(default=10.0, gt=0)
+    retries: int = Field(
+        default=4, ge=0, description="Retries on connection errors and 503 (queue full)."
+    )
+    backoff_s: float = Field(default=1.0, gt=0, description="First retry delay; doubles.")
+
+
+class ServiceSettings(BaseModel):
+    """``adaexplore-mcp judge serve``."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+    token: str | None = Field(default=None, description="Required as a bearer token when set.")
+    max_body_mb: float = Field(default=4.0, gt=0)
