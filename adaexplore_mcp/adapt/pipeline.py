@@ -12,7 +12,6 @@ import random
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -27,7 +26,7 @@ from adaexplore_mcp.adapt.synthesis import (
 )
 from adaexplore_mcp.config import Precision, Settings
 from adaexplore_mcp.driver.records import Strategy, write_text
-from adaexplore_mcp.judge import EvalResult, Judge, LintReport, open_judge
+from adaexplore_mcp.judge import Judge, open_judge
 from adaexplore_mcp.llm import LLM
 from adaexplore_mcp.memory import SkillMemory
 from adaexplore_mcp.store import Store
@@ -157,42 +156,9 @@ async def _run_strategy(
         seed=spec.seed,
         precision=spec.precision,
     )
-    lent = _Started(judge)
-    await drive(drive_spec, settings, llm, judge=lent, observer=observer)  # type: ignore[arg-type]
-
-
-class _Started:
-    """The stage's judge lent to the driver, which starts the judge it is given: started
-    already, and closed by its owner, so both are no-ops here (a second start of a local judge
-    would leave its first workers running)."""
-
-    def __init__(self, judge: Judge) -> None:
-        self._judge = judge
-
-    @property
-    def devices(self) -> list[str]:
-        return self._judge.devices
-
-    async def __aenter__(self) -> _Started:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        return None
-
-    async def start(self) -> None:
-        return None
-
-    async def close(self) -> None:
-        return None
-
-    async def evaluate(self, task: Task, code: str, **options: Any) -> EvalResult:
-        return await self._judge.evaluate(task, code, **options)
-
-    async def lint(self, task: Task, **options: Any) -> LintReport:
-        return await self._judge.lint(task, **options)
-
-    def versions(self) -> dict[str, str]:
-        return self._judge.versions()
+    # The driver neither closes a judge it is lent nor starts a second pool (start is
+    # idempotent), so the stage's own judge is passed as it is.
+    await drive(drive_spec, settings, llm, judge=judge, observer=observer)
 
 
 def _stored(folder: Path) -> list[Task]:

@@ -144,38 +144,6 @@ def _conversation(request: Recorded) -> tuple[str | None, list[str]]:
     return system, texts
 
 
-class SharedJudge:
-    """The directory's judge, lent to each run: starting and closing it are the fixture's."""
-
-    def __init__(self, judge: LocalJudge) -> None:
-        self.inner = judge
-
-    @property
-    def devices(self) -> list[str]:
-        return self.inner.devices
-
-    async def __aenter__(self) -> SharedJudge:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        return None
-
-    async def start(self) -> None:
-        return None
-
-    async def close(self) -> None:
-        return None
-
-    async def evaluate(self, task, code, **options):
-        return await self.inner.evaluate(task, code, **options)
-
-    async def lint(self, task, **options):
-        return await self.inner.lint(task, **options)
-
-    def versions(self) -> dict[str, str]:
-        return self.inner.versions()
-
-
 @pytest.fixture(scope="session")
 def driver_loop() -> Iterator[LoopThread]:
     loop = LoopThread()
@@ -186,11 +154,12 @@ def driver_loop() -> Iterator[LoopThread]:
 @pytest.fixture(scope="session")
 def shared_judge(
     driver_loop: LoopThread, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SharedJudge]:
+) -> Iterator[LocalJudge]:
     home = tmp_path_factory.mktemp("driver-judge")
     judge = LocalJudge(cpu_settings(), home=home, store=Store(home / "db.sqlite3"))
     driver_loop.run(judge.start())
-    yield SharedJudge(judge)
+    # Lent to every run: the driver neither starts a second pool nor closes a judge it is lent.
+    yield judge
     driver_loop.run(judge.close())
 
 
@@ -242,7 +211,7 @@ def llm_for(fake: FakeProviders, provider: str, **values: Any) -> LLM:
 class Runner:
     """Runs the driver on the shared loop and judge."""
 
-    def __init__(self, loop: LoopThread, judge: SharedJudge, fake: FakeProviders) -> None:
+    def __init__(self, loop: LoopThread, judge: LocalJudge, fake: FakeProviders) -> None:
         self.loop = loop
         self.judge = judge
         self.fake = fake
@@ -265,7 +234,7 @@ class Runner:
 
 @pytest.fixture
 def run_driver(
-    driver_loop: LoopThread, shared_judge: SharedJudge, fake_server: FakeProviders
+    driver_loop: LoopThread, shared_judge: LocalJudge, fake_server: FakeProviders
 ) -> Runner:
     return Runner(driver_loop, shared_judge, fake_server)
 
