@@ -12,9 +12,12 @@ import typer
 
 from adaexplore_mcp.cli.common import (
     EXIT_JUDGE,
+    BaseUrlOption,
     DeviceOption,
     JudgeTokenOption,
     JudgeUrlOption,
+    ModelOption,
+    ProviderOption,
     err,
     fail,
     out,
@@ -35,16 +38,9 @@ def adapt_command(
     ] = "adaexplore",
     steps: Annotated[int, typer.Option(min=1, help="Steps per synthesized task.")] = 10,
     workers: Annotated[int, typer.Option(min=1, max=256, help="Steps in flight at once.")] = 1,
-    provider: Annotated[
-        str | None,
-        typer.Option(help="anthropic, openai or azure. Default: ADAEXPLORE_LLM__PROVIDER."),
-    ] = None,
-    model: Annotated[
-        str | None, typer.Option(help="The provider's model name. Default: ADAEXPLORE_LLM__MODEL.")
-    ] = None,
-    base_url: Annotated[
-        str | None, typer.Option(help="An OpenAI-compatible server or gateway.")
-    ] = None,
+    provider: ProviderOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
     out_dir: Annotated[
         Path | None,
         typer.Option("--out", help="Where kept tasks go. Default: ADAEXPLORE_HOME/adapt/tasks."),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from enum import StrEnum
 from typing import Annotated, TypeVar
 
 import typer
@@ -113,3 +114,25 @@ def load_task(name_or_path: str) -> Task:
         return resolve_task(name_or_path)
     except TaskError as exc:
         raise fail(str(exc)) from None
+
+
+class ProviderChoice(StrEnum):
+    ANTHROPIC = "anthropic"
+    OPENAI = "openai"
+    AZURE = "azure"
+
+
+ProviderOption = Annotated[
+    ProviderChoice | None,
+    typer.Option(help="The model's provider. Default: ADAEXPLORE_LLM__PROVIDER."),
+]
+ModelOption = Annotated[
+    str | None, typer.Option(help="The provider's model name. Default: ADAEXPLORE_LLM__MODEL.")
+]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        help="An OpenAI-compatible server (vLLM: http://host:8000/v1), a gateway or an Azure "
+        "endpoint. Default: ADAEXPLORE_LLM__BASE_URL."
+    ),
+]

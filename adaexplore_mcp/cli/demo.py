@@ -15,8 +15,8 @@ from typing import Annotated
 
 import typer
 
-from adaexplore_mcp.cli.common import DeviceOption, fail, out, settings_with
-from adaexplore_mcp.cli.drive import ProviderChoice, run_and_report
+from adaexplore_mcp.cli.common import DeviceOption, ProviderChoice, fail, out, settings_with
+from adaexplore_mcp.cli.drive import run_and_report
 
 
 def demo_command(

@@ -13,9 +13,12 @@ import typer
 from rich.logging import RichHandler
 
 from adaexplore_mcp.cli.common import (
+    BaseUrlOption,
     DeviceOption,
     JudgeTokenOption,
     JudgeUrlOption,
+    ModelOption,
+    ProviderOption,
     err,
     fail,
     out,
@@ -38,12 +41,6 @@ class MemoryChoice(StrEnum):
     NONE = "none"
     RULES = "rules"
     REASONING_BANK = "reasoning-bank"
-
-
-class ProviderChoice(StrEnum):
-    ANTHROPIC = "anthropic"
-    OPENAI = "openai"
-    AZURE = "azure"
 
 
 def drive_command(
@@ -75,20 +72,9 @@ def drive_command(
             "none; reasoning-bank: lessons of similar finished tasks."
         ),
     ] = None,
-    provider: Annotated[
-        ProviderChoice | None,
-        typer.Option(help="The model's provider. Default: ADAEXPLORE_LLM__PROVIDER."),
-    ] = None,
-    model: Annotated[
-        str | None, typer.Option(help="The provider's model name. Default: ADAEXPLORE_LLM__MODEL.")
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            help="An OpenAI-compatible server (vLLM: http://host:8000/v1), a gateway or an Azure "
-            "endpoint. Default: ADAEXPLORE_LLM__BASE_URL."
-        ),
-    ] = None,
+    provider: ProviderOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
     workers: Annotated[
         int, typer.Option(min=1, max=256, help="Steps in flight at once, over all tasks.")
     ] = 1,
