@@ -7,7 +7,15 @@ from typing import Any
 import anthropic
 
 from adaexplore_mcp.config import LLMSettings
-from adaexplore_mcp.llm.base import LLM, Answer, Failure, MalformedAnswer, Request, status_failure
+from adaexplore_mcp.llm.base import (
+    LLM,
+    Answer,
+    Failure,
+    MalformedAnswer,
+    Request,
+    status_failure,
+    transport_failure,
+)
 
 # Errors Anthropic sends as an event in a stream that had already started with 200, and the
 # status each would have had before it.
@@ -83,15 +91,14 @@ class AnthropicLLM(LLM):
         )
 
     def _failure(self, exc: Exception) -> Failure | None:
-        if isinstance(exc, anthropic.APITimeoutError):
-            return Failure(
-                kind="timeout",
-                what=f"no answer within {self.settings.timeout_s:g} s",
-                retryable=True,
-            )
-        if isinstance(exc, anthropic.APIConnectionError):
-            cause = type(exc.__cause__).__name__ if exc.__cause__ else "lost"
-            return Failure(kind="connection", what=f"no connection ({cause})", retryable=True)
+        transport = transport_failure(
+            exc,
+            timeout_error=anthropic.APITimeoutError,
+            connection_error=anthropic.APIConnectionError,
+            timeout_s=self.settings.timeout_s,
+        )
+        if transport is not None:
+            return transport
         if isinstance(exc, anthropic.APIStatusError):
             detail = exc.api_message or exc.type or ""
             if exc.status_code < 400:  # an error event inside a stream

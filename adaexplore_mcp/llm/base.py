@@ -74,6 +74,23 @@ class MalformedAnswer(Exception):
     """An answer that parsed but is not what the API promises (no choices, no content)."""
 
 
+def transport_failure(
+    exc: Exception,
+    *,
+    timeout_error: type[Exception],
+    connection_error: type[Exception],
+    timeout_s: float,
+) -> Failure | None:
+    """A timeout or a lost connection, as both official clients raise them (their classes
+    differ, their meaning does not); None for any other error. Both are retried."""
+    if isinstance(exc, timeout_error):  # a subclass of the connection error: test it first
+        return Failure(kind="timeout", what=f"no answer within {timeout_s:g} s", retryable=True)
+    if isinstance(exc, connection_error):
+        cause = type(exc.__cause__).__name__ if exc.__cause__ else "lost"
+        return Failure(kind="connection", what=f"no connection ({cause})", retryable=True)
+    return None
+
+
 def status_failure(status: int, detail: str, headers: Mapping[str, str]) -> Failure:
     """A failure from an HTTP status, honouring the server's x-should-retry and Retry-After."""
     should = headers.get("x-should-retry")

@@ -8,7 +8,15 @@ from typing import Any
 import openai
 
 from adaexplore_mcp.config import LLMSettings
-from adaexplore_mcp.llm.base import LLM, Answer, Failure, MalformedAnswer, Request, status_failure
+from adaexplore_mcp.llm.base import (
+    LLM,
+    Answer,
+    Failure,
+    MalformedAnswer,
+    Request,
+    status_failure,
+    transport_failure,
+)
 
 
 class OpenAILLM(LLM):
@@ -104,15 +112,14 @@ class OpenAILLM(LLM):
         )
 
     def _failure(self, exc: Exception) -> Failure | None:
-        if isinstance(exc, openai.APITimeoutError):
-            return Failure(
-                kind="timeout",
-                what=f"no answer within {self.settings.timeout_s:g} s",
-                retryable=True,
-            )
-        if isinstance(exc, openai.APIConnectionError):
-            cause = type(exc.__cause__).__name__ if exc.__cause__ else "lost"
-            return Failure(kind="connection", what=f"no connection ({cause})", retryable=True)
+        transport = transport_failure(
+            exc,
+            timeout_error=openai.APITimeoutError,
+            connection_error=openai.APIConnectionError,
+            timeout_s=self.settings.timeout_s,
+        )
+        if transport is not None:
+            return transport
         if isinstance(exc, openai.APIStatusError):
             body = exc.body if isinstance(exc.body, dict) else {}
             detail = str(body.get("message") or exc.type or "")
