@@ -80,6 +80,7 @@ class TreeListing(BaseModel):
     search_id: str
     steps: int
     in_flight: int
+    more: bool = False
     nodes: list[TreeRow]
 
 
@@ -145,8 +146,19 @@ class Tools:
         answer = await self.call("release", Released, search_id=search_id, node_id=node_id)
         return answer.released
 
-    async def get_tree(self, search_id: str) -> TreeListing:
-        return await self.call("get_tree", TreeListing, search_id=search_id)
+    async def get_tree(self, search_id: str, *, page: int = 1000) -> TreeListing:
+        """Every node: the tool answers in pages, the strategies need the whole tree."""
+        listing = await self.call("get_tree", TreeListing, search_id=search_id, limit=page)
+        while listing.more:
+            rest = await self.call(
+                "get_tree",
+                TreeListing,
+                search_id=search_id,
+                offset=len(listing.nodes),
+                limit=page,
+            )
+            listing = rest.model_copy(update={"nodes": listing.nodes + rest.nodes})
+        return listing
 
     async def get_node(self, search_id: str, node_id: int) -> NodeView:
         return await self.call("get_node", NodeView, search_id=search_id, node_id=node_id)

@@ -115,10 +115,12 @@ class TreeListing(BaseModel):
     in_flight: int = Field(description="Selections and evaluations still outstanding.")
     max_steps: int
     exhausted: str | None = Field(description="steps | wall_clock | tokens, or None.")
+    offset: int = Field(description="The id of the first node listed.")
+    more: bool = Field(description="Nodes after these exist: ask again with a larger offset.")
     nodes: list[TreeRow]
 
     @classmethod
-    def of(cls, view: TreeView) -> TreeListing:
+    def of(cls, view: TreeView, *, offset: int = 0, limit: int | None = None) -> TreeListing:
         info = view.search
         return cls(
             search_id=info.id,
@@ -130,6 +132,8 @@ class TreeListing(BaseModel):
             in_flight=info.usage.in_flight,
             max_steps=info.budget.max_steps,
             exhausted=info.exhausted,
+            offset=offset,
+            more=limit is not None and offset + limit < len(view.nodes),
             nodes=[
                 TreeRow(
                     id=n.id,
@@ -140,6 +144,6 @@ class TreeListing(BaseModel):
                     reward=n.reward,
                     visits=n.visits,
                 )
-                for n in view.nodes
+                for n in view.nodes[offset : None if limit is None else offset + limit]
             ],
         )

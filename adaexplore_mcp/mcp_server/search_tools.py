@@ -46,6 +46,10 @@ MaxTokens = Annotated[
     int | None,
     Field(ge=1, description="Model tokens the steps may report; no limit when omitted."),
 ]
+TreeOffset = Annotated[int, Field(ge=0, description="The first node id to list.")]
+TreeLimit = Annotated[
+    int, Field(ge=1, le=5000, description="At most this many nodes (default 200).")
+]
 Seed = Annotated[
     int | None,
     Field(ge=0, lt=2**31, description="Seed of the small/large coin, to replay a search."),
@@ -190,13 +194,16 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
             return bench.release(search_id, node_id)
 
     @tool(server, "Get the tree", read_only=True, idempotent=True)
-    async def get_tree(search_id: SearchId) -> TreeListing:
-        """The whole search, compact: a row per node (id, parent, action, verdict, speedup,
-        reward, visits) and where the search stands (best node, steps used of the budget).
-        get_node gives one node's code, edits and full judge result; the resource
-        search://{search_id}/tree has every field of every node."""
+    async def get_tree(
+        search_id: SearchId, offset: TreeOffset = 0, limit: TreeLimit = 200
+    ) -> TreeListing:
+        """The search, compact: a row per node (id, parent, action, verdict, speedup, reward,
+        visits) in creation order, and where the search stands (best node, steps used of the
+        budget). Large trees come in pages: nodes offset..offset+limit-1, with node_count
+        telling how many there are. get_node gives one node's code, edits and full judge
+        result; the resource search://{search_id}/tree has every field of every node."""
         with tool_errors():
-            return TreeListing.of(bench.get_tree(search_id))
+            return TreeListing.of(bench.get_tree(search_id), offset=offset, limit=limit)
 
     @tool(server, "Get a node", read_only=True, idempotent=True)
     async def get_node(search_id: SearchId, node_id: NodeId) -> NodeView:

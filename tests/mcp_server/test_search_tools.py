@@ -58,6 +58,12 @@ async def test_a_search_from_start_to_best_kernel(client: Client, bench: Workben
     tree = await call(client, "get_tree", search_id=sid)
     assert [n["id"] for n in tree["nodes"]] == [0, 1, 2]
     assert [n["parent_id"] for n in tree["nodes"]] == [None, 0, 1]
+    assert tree["offset"] == 0 and tree["more"] is False
+    page = await call(client, "get_tree", search_id=sid, offset=1, limit=1)
+    assert [n["id"] for n in page["nodes"]] == [1] and page["more"] is True
+    assert page["node_count"] == 3
+    last = await call(client, "get_tree", search_id=sid, offset=2, limit=5)
+    assert [n["id"] for n in last["nodes"]] == [2] and last["more"] is False
     assert [n["status"] for n in tree["nodes"]] == [None, "correct", "compile_error"]
     assert tree["best_node_id"] == 1 and tree["steps"] == 2
     assert "code" not in tree["nodes"][1]
@@ -222,3 +228,13 @@ async def test_a_search_keeps_its_precision_policy(client: Client) -> None:
     assert step["node"]["result"]["precision"] == "tf32"
     default = await call(client, "start_search", task="gelu")
     assert default["settings"]["precision"] == "strict"
+
+
+async def test_the_driver_reads_every_page_of_the_tree(client: Client) -> None:
+    from adaexplore_mcp.driver.tools import Tools
+
+    sid = (await call(client, "start_search", task="gelu"))["id"]
+    for _ in range(3):
+        await call(client, "regenerate", search_id=sid, code=GELU)
+    listing = await Tools(client).get_tree(sid, page=2)
+    assert [n.id for n in listing.nodes] == [0, 1, 2, 3] and not listing.more
