@@ -8,8 +8,8 @@ import anthropic
 
 from adaexplore_mcp.config import LLMSettings
 from adaexplore_mcp.llm.base import (
-    LLM,
     Answer,
+    ClientLLM,
     Failure,
     MalformedAnswer,
     Request,
@@ -27,37 +27,14 @@ _STREAM_ERROR_STATUS = {
 }
 
 
-class AnthropicLLM(LLM):
+class AnthropicLLM(ClientLLM):
     provider = "anthropic"
     key_variable = "ANTHROPIC_API_KEY"
 
-    def __init__(
-        self,
-        settings: LLMSettings,
-        *,
-        api_key: str | None = None,
-        client: anthropic.AsyncAnthropic | None = None,
-    ) -> None:
-        """``client`` replaces the one built from the settings (its retries are turned off:
-        this class retries, so that it can count them); it is not closed by ``close``."""
-        super().__init__(settings)
-        self._owns_client = client is None
-        if client is None:
-            client = anthropic.AsyncAnthropic(
-                api_key=api_key,
-                base_url=settings.base_url,
-                timeout=settings.timeout_s,
-                max_retries=0,
-            )
-        self._client = client.with_options(max_retries=0)
-
-    @property
-    def base_url(self) -> str:
-        return str(self._client.base_url).rstrip("/")
-
-    async def close(self) -> None:
-        if self._owns_client:
-            await self._client.close()
+    def _new_client(self, settings: LLMSettings, api_key: str | None) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(
+            api_key=api_key, base_url=settings.base_url, timeout=settings.timeout_s, max_retries=0
+        )
 
     async def _attempt(self, request: Request) -> Answer:
         params: dict[str, Any] = {

@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, Field
 
@@ -364,3 +364,30 @@ class LLM(ABC):
             status=status,
             attempts=attempts,
         )
+
+
+class ClientLLM(LLM):
+    """An ``LLM`` over one of the official clients. Their retries are turned off: this class
+    retries, so that it can count them."""
+
+    def __init__(
+        self, settings: LLMSettings, *, api_key: str | None = None, client: Any = None
+    ) -> None:
+        """``client`` replaces the one built from the settings; ``close`` leaves it open."""
+        super().__init__(settings)
+        self._owns_client = client is None
+        if client is None:
+            client = self._new_client(settings, api_key)
+        self._client = client.with_options(max_retries=0)
+
+    @abstractmethod
+    def _new_client(self, settings: LLMSettings, api_key: str | None) -> Any:
+        """The provider's async client for these settings."""
+
+    @property
+    def base_url(self) -> str:
+        return str(self._client.base_url).rstrip("/")
+
+    async def close(self) -> None:
+        if self._owns_client:
+            await self._client.close()

@@ -9,8 +9,8 @@ import openai
 
 from adaexplore_mcp.config import LLMSettings
 from adaexplore_mcp.llm.base import (
-    LLM,
     Answer,
+    ClientLLM,
     Failure,
     MalformedAnswer,
     Request,
@@ -19,24 +19,9 @@ from adaexplore_mcp.llm.base import (
 )
 
 
-class OpenAILLM(LLM):
+class OpenAILLM(ClientLLM):
     provider = "openai"
     key_variable = "OPENAI_API_KEY"
-
-    def __init__(
-        self,
-        settings: LLMSettings,
-        *,
-        api_key: str | None = None,
-        client: openai.AsyncOpenAI | None = None,
-    ) -> None:
-        """``client`` replaces the one built from the settings (its retries are turned off:
-        this class retries, so that it can count them); it is not closed by ``close``."""
-        super().__init__(settings)
-        self._owns_client = client is None
-        if client is None:
-            client = self._new_client(settings, api_key)
-        self._client = client.with_options(max_retries=0)
 
     def _new_client(self, settings: LLMSettings, api_key: str | None) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(
@@ -48,14 +33,6 @@ class OpenAILLM(LLM):
         # OpenAI's reasoning models refuse max_tokens; servers that only mimic the API (older
         # vLLM, llama.cpp, proxies) may not know max_completion_tokens.
         return "max_tokens" if self.settings.base_url else "max_completion_tokens"
-
-    @property
-    def base_url(self) -> str:
-        return str(self._client.base_url).rstrip("/")
-
-    async def close(self) -> None:
-        if self._owns_client:
-            await self._client.close()
 
     async def _attempt(self, request: Request) -> Answer:
         messages = [m.model_dump() for m in request.messages]
