@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Annotated, TypeVar
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 
 from adaexplore_mcp.config import Settings
@@ -49,20 +50,34 @@ def fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
     return typer.Exit(code)
 
 
+def load_settings() -> Settings:
+    """The ADAEXPLORE_* settings, or a one-line error naming the variable that is wrong."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        variable = "ADAEXPLORE_" + "__".join(str(part) for part in error["loc"]).upper()
+        raise fail(f"{variable}: {error['msg']}") from None
+
+
 def settings_with(
     device: str | None = None,
     timeout: float | None = None,
     judge_url: str | None = None,
     judge_token: str | None = None,
 ) -> Settings:
-    settings = Settings()
+    settings = load_settings()
     updates = {}
     if device is not None:
         updates["device"] = device
     if timeout is not None:
         updates["timeout_s"] = timeout
     if updates:
-        judge = settings.judge.model_validate({**settings.judge.model_dump(), **updates})
+        try:
+            judge = settings.judge.model_validate({**settings.judge.model_dump(), **updates})
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            raise fail(f"{'.'.join(map(str, error['loc']))}: {error['msg']}") from None
         settings = settings.model_copy(update={"judge": judge})
     remote = {"url": judge_url, "token": judge_token}
     remote = {key: value for key, value in remote.items() if value is not None}

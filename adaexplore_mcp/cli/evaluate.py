@@ -23,11 +23,13 @@ from adaexplore_mcp.cli.common import (
 )
 from adaexplore_mcp.config import Precision
 from adaexplore_mcp.judge import EvalResult, Judge, Phase, Status
+from adaexplore_mcp.judge.service.api import MAX_SOURCE_CHARS
 from adaexplore_mcp.tasks import (
     Task,
     bundled_solution,
     solution_names,
 )
+from adaexplore_mcp.tasks.loader import read_source
 
 
 def eval_command(
@@ -41,7 +43,8 @@ def eval_command(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the EvalResult as JSON.")] = False,
     timeout: Annotated[
-        float | None, typer.Option(min=1, help="Wall-clock limit in seconds.")
+        float | None,
+        typer.Option(min=1, max=86_400, help="Wall-clock limit in seconds (at most a day)."),
     ] = None,
     device: DeviceOption = None,
     precision: Annotated[
@@ -97,11 +100,18 @@ def _read_kernel(task: Task, kernel: Path | None, solution: bool) -> str:
         return code
     assert kernel is not None
     if str(kernel) == "-":
-        return sys.stdin.read()
+        code = sys.stdin.read(MAX_SOURCE_CHARS + 1)
+        if len(code) > MAX_SOURCE_CHARS:
+            raise fail(f"the kernel on standard input is longer than {MAX_SOURCE_CHARS} characters")
+        return code
+    if "\0" in str(kernel):
+        raise fail("a kernel path cannot contain a NUL character")
     try:
-        return kernel.read_text(encoding="utf-8")
+        return read_source(kernel, MAX_SOURCE_CHARS)
     except OSError as exc:
         raise fail(f"cannot read the kernel file {kernel}: {exc.strerror or exc}") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise fail(f"cannot read the kernel file {kernel}: {exc}") from None
 
 
 _STATUS_STYLE = {

@@ -48,7 +48,7 @@ def judge_serve(
 ) -> None:
     """Serve the judge over HTTP (docs/judge-service.md) until Ctrl-C; clients use it with
     --judge URL."""
-    from adaexplore_mcp.judge.server import serve
+    from adaexplore_mcp.judge.service.server import serve
 
     if gpus is not None and device is not None:
         raise fail("give --gpus or --device, not both")

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from adaexplore_mcp.cli.common import fail, out
-from adaexplore_mcp.config import Settings, database_path
+from adaexplore_mcp.cli.common import fail, load_settings, out
+from adaexplore_mcp.config import database_path
 from adaexplore_mcp.report import (
     RunDirError,
     is_run_dir,
@@ -42,7 +42,7 @@ def report_command(
     """Write an HTML report: the search tree, the best speedup over steps, the best kernel
     with its diff to its parent, the rules in play, the run's statistics. It needs no network:
     open it in any browser."""
-    settings = Settings()
+    settings = load_settings()
     store = open_store(settings.database_path)
     path = Path(target).expanduser()
     if path.is_dir() or is_run_dir(path):

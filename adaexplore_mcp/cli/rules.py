@@ -11,8 +11,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from adaexplore_mcp.cli.common import fail, out
-from adaexplore_mcp.config import Settings
+from adaexplore_mcp.cli.common import fail, load_settings, out
 from adaexplore_mcp.memory import (
     RulesFileError,
     RuleStatus,
@@ -34,7 +33,7 @@ RuleId = Annotated[int, typer.Argument(help="A rule id, as `rules list --all` sh
 
 
 def _memory() -> SkillMemory:
-    settings = Settings()
+    settings = load_settings()
     return SkillMemory(Store(settings.database_path), settings.memory)
 
 

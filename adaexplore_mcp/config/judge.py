@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+MAX_TIMEOUT_S = 86_400.0  # a day: any longer is a mistake (inf, a unit error)
+
 
 class Tolerance(BaseModel, frozen=True):
     """An element passes when ``|actual - expected| <= atol + rtol * |expected|``.
@@ -48,22 +50,37 @@ def _default_tolerances() -> dict[str, Tolerance]:
 
 
 class TimingSettings(BaseModel):
-    """How a kernel is timed on a GPU (ignored on the CPU, where timing is not meaningful)."""
+    """How a kernel is timed on a GPU (ignored on the CPU, where timing is not meaningful).
 
-    warmup_ms: float = Field(default=100.0, gt=0, description="Warm-up time before measuring.")
+    The trusted process times the candidate's process in spans of several calls, each call on
+    fresh inputs, and subtracts the handoff between the two processes' GPU contexts measured by
+    a trusted null subject next to each span (``docs/integrity.md``, "The clock")."""
+
     target_ms: float = Field(
-        default=200.0, gt=0, description="Kernel time to accumulate over the measured runs."
+        default=200.0, gt=0, le=60_000, description="Kernel time to accumulate over the spans."
     )
-    min_runs: int = Field(default=30, ge=5)
-    max_runs: int = Field(default=400, ge=5)
+    span_ms: float = Field(
+        default=2.0, gt=0, le=10_000, description="Kernel time to aim for in one span."
+    )
+    min_spans: int = Field(default=5, ge=1, le=1000)
+    min_runs: int = Field(default=30, ge=1, description="Fewest timed calls.")
+    max_runs: int = Field(default=400, ge=1, description="Most timed calls.")
+    max_calls_per_span: int = Field(default=256, ge=1)
+    memory_budget_mb: int | None = Field(
+        default=None,
+        ge=64,
+        description="GPU memory for one span's fresh inputs and outputs; default a tenth of the "
+        "GPU's (at least 1 GiB).",
+    )
+    enqueue_timeout_s: float = Field(
+        default=2.0,
+        gt=0,
+        le=600,
+        description="How long the candidate's process may take to enqueue a span's calls; a "
+        "forward that waits on the GPU itself is timed with its host time after that.",
+    )
     l2_flush_factor: float = Field(
         default=2.0, ge=1.0, description="The L2 flush buffer is this many times the L2 size."
-    )
-    launch_allowance_us: float = Field(
-        default=100.0,
-        ge=0,
-        description="The GPU spins this long before each timed call while the host enqueues "
-        "it, so the host's launch latency and its jitter are not timed.",
     )
 
 
@@ -72,14 +89,10 @@ class IntegritySettings(BaseModel):
 
     enabled: bool = Field(
         default=True,
-        description="Run the runtime integrity checks. Turn off only to measure what they cost; "
-        "the static source checks always run.",
-    )
-    audited_timed_calls: int = Field(
-        default=3,
-        ge=1,
-        description="Timed calls, picked at random, whose outputs are checked afterwards against "
-        "the reference on the very inputs they were given.",
+        description="The checks that a kernel's work is Triton's (first signals from the "
+        "candidate's process, the call with Triton's launches disabled, the profiled call). "
+        "Turn off only for tests of plain torch kernels and to measure what they cost: the "
+        "process boundary, the sandbox, the clock and every output check always apply.",
     )
     speed_of_light_fraction: float = Field(
         default=0.7,
@@ -88,37 +101,51 @@ class IntegritySettings(BaseModel):
         description="A kernel faster than this fraction of the time needed to read the task's "
         "inputs and parameters once at the GPU's measured bandwidth is rejected.",
     )
-    hidden_work_us: float = Field(
-        default=20.0,
-        ge=0,
-        description="GPU work still running this long after forward's stream finished (side "
-        "streams) gets the kernel rejected, plus 10% of its own time.",
-    )
 
 
 class SandboxSettings(BaseModel):
-    """Operating-system limits on each candidate's child process."""
+    """What the operating system enforces on the processes that run user code."""
 
     memory_limit_mb: int | None = Field(
         default=16384,
         ge=256,
-        description="Private writable memory a child may map (RLIMIT_DATA); None for no limit.",
+        description="Private writable memory a process may map (RLIMIT_DATA); None for no limit.",
     )
     cpu_time_factor: float = Field(
         default=4.0,
         ge=1,
-        description="CPU seconds a child may use, as a multiple of its wall-clock limit (threads "
-        "add up).",
+        description="CPU seconds a process may use, as a multiple of its wall-clock limit "
+        "(threads add up).",
     )
     max_processes: int = Field(
         default=512,
         ge=16,
-        description="Processes and threads the child may add to the user's count (RLIMIT_NPROC).",
+        description="Processes and threads a process may add to the user's count (RLIMIT_NPROC).",
     )
-    isolate_network: bool = Field(
+    cache_limit_mb: int = Field(
+        default=4096,
+        ge=16,
+        description="Room for Triton's and torch's caches and temporary files (a size-limited "
+        "/tmp of the process's own), apart from the output limit.",
+    )
+    isolate_network: bool = Field(default=True, description="An empty network namespace.")
+    private_filesystem: bool = Field(
         default=True,
-        description="Give each child an empty network namespace (needs unprivileged user "
-        "namespaces; otherwise socket use is refused by an audit hook).",
+        description="A private, read-only view of the filesystem (mount namespace); where none "
+        "can be made, writes are confined with Landlock.",
+    )
+    pid_namespace: bool = Field(
+        default=True, description="A PID namespace: no other process visible or reachable."
+    )
+    allow_processes: bool | None = Field(
+        default=None,
+        description="Whether user code may start processes (which stay inside the sandbox and "
+        "end with it). Default: only on a GPU, where Triton runs ptxas and a C compiler.",
+    )
+    required: bool = Field(
+        default=True,
+        description="Refuse to run user code where the filesystem cannot be isolated or system "
+        "calls cannot be filtered.",
     )
 
 
@@ -135,9 +162,19 @@ class JudgeSettings(BaseModel):
         ge=1,
         description="Warm worker processes per device; default 4 per GPU, 2 on the CPU.",
     )
-    timeout_s: float = Field(default=180.0, gt=0, description="Wall-clock limit per evaluation.")
+    timeout_s: float = Field(
+        default=180.0,
+        gt=0,
+        le=MAX_TIMEOUT_S,
+        allow_inf_nan=False,
+        description="Wall-clock limit per evaluation.",
+    )
     baseline_timeout_s: float = Field(
-        default=900.0, gt=0, description="Wall-clock limit for timing a task's baselines."
+        default=900.0,
+        gt=0,
+        le=MAX_TIMEOUT_S,
+        allow_inf_nan=False,
+        description="Wall-clock limit for timing a task's baselines.",
     )
     trials: int = Field(
         default=3, ge=1, description="Fresh random input sets on the main shape per evaluation."
@@ -145,7 +182,10 @@ class JudgeSettings(BaseModel):
     odd_trials: int = Field(default=1, ge=1, description="Input sets per odd-sized shape variant.")
     tolerances: dict[str, Tolerance] = Field(default_factory=_default_tolerances)
     output_limit_mb: int = Field(
-        default=16, ge=1, description="Largest file (stdout/stderr included) a candidate may write."
+        default=16,
+        ge=1,
+        description="What a candidate may print, and write to its working directory (Triton's "
+        "and torch's caches are bounded apart, by sandbox.cache_limit_mb).",
     )
     max_queue: int = Field(default=256, ge=1, description="Evaluations waiting per device.")
     reuse_workers: bool = Field(

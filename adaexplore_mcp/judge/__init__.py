@@ -1,14 +1,17 @@
-"""The judge: runs candidate kernels in sandboxed children, checks them and times them.
+"""The judge: checks and times candidate kernels, which it never lets decide anything.
 
-Candidate code never runs in the calling process; importing this package does not import torch.
+Each evaluation runs in processes of its own: the candidate's and the task's, sandboxed, and a
+trusted one that imports neither, draws the seeds, compares, keeps the clock and writes the
+verdict (``docs/integrity.md``). Candidate code never runs in the calling process; importing
+this package does not import torch.
 """
 
-from adaexplore_mcp.judge.baselines import Baseline
-from adaexplore_mcp.judge.client import RemoteJudge
+from adaexplore_mcp.judge.checks import Check
 from adaexplore_mcp.judge.interface import Judge, open_judge
-from adaexplore_mcp.judge.lane import JudgeUnavailable, LaneStatus, QueueFull
 from adaexplore_mcp.judge.outcomes import JudgeError
-from adaexplore_mcp.judge.pool import LocalJudge, ProgressCallback
+from adaexplore_mcp.judge.pool.baselines import Baseline
+from adaexplore_mcp.judge.pool.lane import JudgeUnavailable, LaneStatus, QueueFull
+from adaexplore_mcp.judge.pool.local import LocalJudge, ProgressCallback
 from adaexplore_mcp.judge.result import (
     Correctness,
     Environment,
@@ -21,11 +24,15 @@ from adaexplore_mcp.judge.result import (
     Phase,
     PhaseTimes,
     RuntimeStats,
+    SandboxReport,
     Status,
+    TimingDetail,
 )
+from adaexplore_mcp.judge.service.client import RemoteJudge
 
 __all__ = [
     "Baseline",
+    "Check",
     "Correctness",
     "Environment",
     "ErrorDetail",
@@ -45,6 +52,8 @@ __all__ = [
     "QueueFull",
     "RemoteJudge",
     "RuntimeStats",
+    "SandboxReport",
     "Status",
+    "TimingDetail",
     "open_judge",
 ]

@@ -1,10 +1,12 @@
-"""Turning exceptions raised by candidate code into verdicts an agent can act on."""
+"""User code's exceptions: described where they are raised (in the candidate's or the task's
+process, as a ``SubjectError``), turned into verdicts and messages by the trusted process."""
 
 from __future__ import annotations
 
 import traceback
 
 from adaexplore_mcp.judge.result import ErrorDetail, Phase, Status
+from adaexplore_mcp.judge.wire.subject import Frame, SubjectError
 
 KERNEL_FILE = "kernel.py"
 REFERENCE_FILE = "reference.py"
@@ -20,10 +22,6 @@ _COMPILE_ERROR_TYPES = {
 }
 
 
-class TaskRuntimeError(Exception):
-    """The task's own code failed: not the candidate's fault, the judge cannot rule."""
-
-
 def is_compile_error(exc: BaseException) -> bool:
     seen: set[int] = set()
     current: BaseException | None = exc
@@ -35,30 +33,20 @@ def is_compile_error(exc: BaseException) -> bool:
     return False
 
 
-def classify(exc: BaseException, phase: Phase, *, loading: bool) -> Status:
-    """``loading``: the exception came from importing the module or building ``ModelNew``."""
-    if loading or isinstance(exc, SyntaxError) or is_compile_error(exc):
-        return Status.COMPILE_ERROR
-    return Status.RUNTIME_ERROR
-
-
-def describe(exc: BaseException, phase: Phase, own_file: str) -> ErrorDetail:
-    """The error with its traceback trimmed to the frames in ``own_file``."""
+def describe_exception(exc: BaseException, own_file: str) -> SubjectError:
+    """The exception, its traceback trimmed to the frames in ``own_file`` (the user's file)."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.endswith(own_file)]
     if isinstance(exc, SyntaxError) and exc.filename and exc.filename.endswith(own_file):
-        location = f"{own_file}:{exc.lineno}"
-    elif frames:
-        location = f"{own_file}:{frames[-1].lineno}"
-    else:
-        location = None
-    lines = [f"  {own_file}:{f.lineno} in {f.name}: {(f.line or '').strip()}" for f in frames]
-    message = _exception_text(exc)
-    return ErrorDetail(
-        type=type(exc).__name__,
-        message=message,
-        phase=phase,
-        location=location,
-        traceback="\n".join(lines) if lines else None,
+        frames = [traceback.FrameSummary(own_file, exc.lineno or 0, "<module>", line="")]
+    return SubjectError(
+        type=type(exc).__name__[:200],
+        message=_exception_text(exc)[:4000],
+        frames=[
+            Frame(line=f.lineno or 0, function=f.name[:200], text=(f.line or "").strip()[:400])
+            for f in frames[-50:]
+        ],
+        compile_error=is_compile_error(exc),
+        file=own_file,
     )
 
 
@@ -68,19 +56,43 @@ def _exception_text(exc: BaseException) -> str:
         if exc.text:
             text += f": {exc.text.strip()}"
     else:
-        text = str(exc) or repr(exc)
+        try:
+            text = str(exc) or repr(exc)
+        except Exception:  # a hostile __str__
+            text = type(exc).__name__
     if len(text) > _MESSAGE_LIMIT:
         text = text[: _MESSAGE_LIMIT // 2] + "\n…\n" + text[-_MESSAGE_LIMIT // 2 :]
     return text
+
+
+def classify(error: SubjectError, *, loading: bool) -> Status:
+    """``loading``: raised while importing the module or building ``ModelNew``."""
+    if loading or error.compile_error or error.type == "SyntaxError":
+        return Status.COMPILE_ERROR
+    return Status.RUNTIME_ERROR
+
+
+def detail_of(error: SubjectError, phase: Phase) -> ErrorDetail:
+    own = error.file or KERNEL_FILE
+    location = f"{own}:{error.frames[-1].line}" if error.frames else None
+    lines = [f"  {own}:{f.line} in {f.function}: {f.text}" for f in error.frames]
+    return ErrorDetail(
+        type=error.type,
+        message=error.message,
+        phase=phase,
+        location=location,
+        traceback="\n".join(lines) if lines else None,
+    )
 
 
 def hint_for(exc_type: str, message: str) -> str:
     lowered = message.lower()
     if "out of memory" in lowered:
         return " The kernel ran out of memory: allocate less, or free temporaries."
-    if "file too large" in lowered:
+    if "file too large" in lowered or "no space left" in lowered:
         return (
-            " The kernel wrote more than the output limit to stdout/stderr or a file: print less."
+            " The kernel wrote more than its working directory holds (the output limit): "
+            "write less."
         )
     if "illegal memory access" in lowered or "misaligned address" in lowered:
         return " Usually an out-of-bounds load or store: check the masks and pointer offsets."
@@ -88,6 +100,11 @@ def hint_for(exc_type: str, message: str) -> str:
         return (
             " Block sizes given to tl.arange must be powers of two: round up with "
             "triton.next_power_of_2 and mask the tail."
+        )
+    if "operation not permitted" in lowered or "read-only file system" in lowered:
+        return (
+            " The sandbox refused it: a kernel may not start processes, signal others, or "
+            "write outside its working directory."
         )
     return ""
 
@@ -98,6 +115,7 @@ SIGNAL_HINTS = {
     "SIGABRT": "an abort in native code, often a failed CUDA or Triton assertion",
     "SIGKILL": "killed from outside, often for using too much memory",
     "SIGFPE": "an arithmetic fault in native code (integer division by zero?)",
+    "SIGSYS": "a system call the sandbox does not allow",
 }
 
 PHASE_WORDS = {
@@ -107,12 +125,3 @@ PHASE_WORDS = {
     Phase.TIMING: "timing",
     Phase.DONE: "finishing",
 }
-
-
-class Violation(Exception):
-    """A named integrity check failed."""
-
-    def __init__(self, check: str, detail: str) -> None:
-        super().__init__(f"{check}: {detail}")
-        self.check = check
-        self.detail = detail

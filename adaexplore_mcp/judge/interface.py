@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol, Self, runtime_checkable
 
 from adaexplore_mcp.config import Precision, Settings
-from adaexplore_mcp.judge.pool import LocalJudge, ProgressCallback
+from adaexplore_mcp.judge.pool.local import LocalJudge, ProgressCallback
 from adaexplore_mcp.judge.result import EvalResult, LintReport
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task
@@ -46,7 +46,7 @@ def open_judge(settings: Settings) -> Judge:
     """The judge service at ``settings.remote.url`` when one is set, else the local pool.
     Not started: use ``async with open_judge(settings) as judge``."""
     if settings.remote.url:
-        from adaexplore_mcp.judge.client import RemoteJudge
+        from adaexplore_mcp.judge.service.client import RemoteJudge
 
         return RemoteJudge(settings.remote)
     return LocalJudge(settings.judge, home=settings.home, store=Store(settings.database_path))

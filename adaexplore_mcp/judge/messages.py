@@ -69,6 +69,13 @@ def crashed(
     )
 
 
+def garbled(phase: Phase, why: str) -> str:
+    return (
+        f"The kernel's process {why} while {PHASE_WORDS[phase]}: something in it changed or "
+        "broke the judge's harness. Fix and resubmit."
+    )
+
+
 def timed_out(phase: Phase, timeout_s: float) -> str:
     return (
         f"No result within {timeout_s:g} s; the kernel was {PHASE_WORDS[phase]}. "

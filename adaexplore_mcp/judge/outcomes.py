@@ -1,10 +1,10 @@
-"""Turning what a worker saw of a child into the judge's answer."""
+"""Turning how a job ended (as its worker saw it) into the judge's answer."""
 
 from __future__ import annotations
 
 from adaexplore_mcp.judge import messages
-from adaexplore_mcp.judge.protocol import ChildOutcome
 from adaexplore_mcp.judge.result import ErrorDetail, EvalResult, Status, kernel_hash
+from adaexplore_mcp.judge.wire.jobs import ChildOutcome
 from adaexplore_mcp.tasks import Task, TaskError
 
 
@@ -13,13 +13,17 @@ class JudgeError(RuntimeError):
 
 
 def report_body(outcome: ChildOutcome, expected_kind: str, task: Task | None) -> dict:
-    """The child's report of the expected kind; raises for a task failure or a lost report."""
+    """The trusted process's report of the expected kind; raises for a task failure or a job
+    that ended without one."""
     report = outcome.report or {}
     kind = report.get("kind")
     if kind == "task_error":
-        raise TaskError(report["body"]["message"], path=task.path if task else None)
+        message = report["body"]["message"]
+        if outcome.task_output_tail:
+            message += f"\nThe task printed:\n{outcome.task_output_tail[-1500:]}"
+        raise TaskError(message, path=task.path if task else None)
     if kind != expected_kind:
-        tail = f"\n{outcome.output_tail}" if outcome.output_tail else ""
+        tail = f"\n{outcome.judge_output_tail}" if outcome.judge_output_tail else ""
         raise JudgeError(
             f"the judge's {expected_kind} job ended with {outcome.end} "
             f"(signal {outcome.signal}, exit code {outcome.exit_code}) in phase "
@@ -29,9 +33,7 @@ def report_body(outcome: ChildOutcome, expected_kind: str, task: Task | None) ->
 
 
 def eval_result(outcome: ChildOutcome, task: Task, code: str, timeout_s: float) -> EvalResult:
-    if outcome.end == "reported":
-        result = EvalResult.model_validate(report_body(outcome, "eval", task))
-    elif outcome.end == "timeout":
+    if outcome.end == "timeout":
         result = _failure(
             task,
             code,
@@ -43,21 +45,46 @@ def eval_result(outcome: ChildOutcome, task: Task, code: str, timeout_s: float) 
                 phase=outcome.last_phase,
             ),
         )
-    else:
+    elif outcome.end == "reported":
+        result = EvalResult.model_validate(report_body(outcome, "eval", task))
+        if result.error is not None and result.error.type == "Crash":
+            _explain_crash(result, outcome)
+    elif outcome.note:  # the worker itself was lost, and the pool says why
         detail = ErrorDetail(
             type="Crash",
-            message=messages.crashed(
-                outcome.last_phase, outcome.signal, outcome.exit_code, outcome.note
-            ),
+            message=messages.crashed(outcome.last_phase, None, None, outcome.note),
             phase=outcome.last_phase,
-            signal=outcome.signal,
-            exit_code=outcome.exit_code,
         )
         result = _failure(task, code, Status.RUNTIME_ERROR, detail.message, detail)
+    else:
+        report_body(outcome, "eval", task)  # raises: the trusted process ended without a report
+        raise AssertionError("unreachable")
     result.output_tail = outcome.output_tail
     result.phases.startup_s = outcome.startup_s
     result.phases.total_s = outcome.elapsed_s
+    if outcome.sandbox is not None and result.environment is not None:
+        result.environment.sandbox = outcome.sandbox
+        result.environment.network_isolated = outcome.sandbox.network_isolated
     return result
+
+
+def _explain_crash(result: EvalResult, outcome: ChildOutcome) -> None:
+    """The candidate's process ended under the trusted process: say how, as its parent saw it."""
+    assert result.error is not None
+    phase = result.error.phase
+    exit_info = outcome.candidate_exit
+    note = None
+    if outcome.output_limit_hit:
+        note = (
+            "The kernel printed more than the output limit and was stopped; print less "
+            "(the output limit is ADAEXPLORE_JUDGE__OUTPUT_LIMIT_MB)"
+        )
+    signal = exit_info.signal if exit_info else None
+    exit_code = exit_info.exit_code if exit_info else None
+    result.error.signal = signal
+    result.error.exit_code = exit_code
+    result.error.message = messages.crashed(phase, signal, exit_code, note)
+    result.message = result.error.message
 
 
 def _failure(task: Task, code: str, status: Status, message: str, error: ErrorDetail) -> EvalResult:

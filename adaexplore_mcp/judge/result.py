@@ -69,6 +69,9 @@ class Mismatch(BaseModel):
 class Correctness(BaseModel):
     trials_run: int = 0
     trials_passed: int = 0
+    timed_calls_checked: int = Field(
+        default=0, description="Timed calls whose output was checked too (every one of them)."
+    )
     variants_checked: list[str] = Field(default_factory=list)
     max_abs_error: float | None = Field(default=None, description="Over every passed comparison.")
     max_rel_error: float | None = Field(
@@ -88,6 +91,32 @@ class RuntimeStats(BaseModel):
     n: int
 
 
+class SandboxReport(BaseModel):
+    """What the operating system enforced on the processes that ran the candidate and the task."""
+
+    user_namespace: bool = False
+    private_filesystem: bool = Field(
+        default=False,
+        description="A read-only view of the machine with the home directory, the judge's data, "
+        "/tmp and /run hidden; writes go to a private working directory only.",
+    )
+    landlock: bool = Field(
+        default=False, description="Writes confined by Landlock (no private filesystem view)."
+    )
+    network_isolated: bool = False
+    pid_namespace: bool = Field(
+        default=False, description="No other process of the machine is visible or reachable."
+    )
+    seccomp: bool = Field(
+        default=False, description="A system-call filter (no ptrace, mounts, namespaces, ...)."
+    )
+    processes_allowed: bool = Field(
+        default=True,
+        description="Whether new processes may be started (a GPU needs Triton's compilers).",
+    )
+    notes: list[str] = Field(default_factory=list, description="What could not be set up.")
+
+
 class Environment(BaseModel):
     device: str = Field(description="'cpu' or 'cuda:N' as the caller names it.")
     device_name: str
@@ -99,6 +128,7 @@ class Environment(BaseModel):
     network_isolated: bool = Field(
         default=False, description="The candidate ran in an empty network namespace."
     )
+    sandbox: SandboxReport | None = None
 
 
 class PhaseTimes(BaseModel):
@@ -112,6 +142,45 @@ class PhaseTimes(BaseModel):
     total_s: float = 0.0
     kernel_s: float = Field(
         default=0.0, description="Time spent inside the candidate's forward, first call excluded."
+    )
+
+
+class KernelTime(BaseModel):
+    """One kernel of the candidate's forward, as the profiler in its process saw it."""
+
+    name: str
+    triton: bool = Field(description="Launched by a Triton kernel of the candidate.")
+    launches: int = Field(description="Launches per call of forward.")
+    ms: float = Field(description="GPU time per call of forward.")
+
+
+class TimingDetail(BaseModel):
+    """How ``runtime`` was measured (``docs/integrity.md``, "The clock")."""
+
+    method: str = "gated-spans-v1"
+    calls_per_span: int = Field(description="Calls of forward inside one timed span.")
+    spans: int
+    handoff_ms: float = Field(
+        description="The GPU's handoff between the judge's and the candidate's processes, "
+        "measured with a trusted null subject and subtracted from every span."
+    )
+    synchronizing: bool = Field(
+        default=False,
+        description="forward waited on the GPU itself, so its host time is inside the spans.",
+    )
+    host: RuntimeStats | None = Field(
+        default=None,
+        description="Per call, the host time the candidate's process took to launch forward "
+        "(the judge's clock; includes one message each way per span).",
+    )
+    kernels: list[KernelTime] = Field(
+        default_factory=list, description="Per-launch breakdown from the profiler, longest first."
+    )
+    profiled_ms: float | None = Field(
+        default=None, description="The profiler's sum of kernel time per call (a cross-check)."
+    )
+    triton_share: float | None = Field(
+        default=None, description="Fraction of the profiled GPU time spent in Triton kernels."
     )
 
 
@@ -149,6 +218,7 @@ class EvalResult(BaseModel):
     speedup_eager: float | None = None
     speedup_compile: float | None = None
     timing_meaningful: bool = False
+    timing: TimingDetail | None = None
     environment: Environment | None = None
     integrity: list[IntegrityFlag] = Field(default_factory=list)
     phases: PhaseTimes = Field(default_factory=PhaseTimes)

@@ -16,7 +16,7 @@ from sqlite3 import Connection
 
 from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.judge.interface import Judge
-from adaexplore_mcp.judge.pool import ProgressCallback
+from adaexplore_mcp.judge.pool.local import ProgressCallback
 from adaexplore_mcp.search_engine import budget as budgets
 from adaexplore_mcp.search_engine import repository as repo
 from adaexplore_mcp.search_engine.actions import choose_action

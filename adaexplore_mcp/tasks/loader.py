@@ -8,6 +8,8 @@ sandbox. Every problem found is a ``TaskError`` naming the file, the line and wh
 from __future__ import annotations
 
 import ast
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -36,15 +38,32 @@ class TaskError(ValueError):
         self.line = line
 
 
+MAX_TASK_BYTES = 1_000_000  # what the judge service accepts for a task's source, too
+
+
 def load_task_file(path: str | Path, *, name: str | None = None, level: int | None = None) -> Task:
+    if "\0" in str(path):
+        raise TaskError("a path cannot contain a NUL character", path=repr(str(path)))
     path = Path(path)
     try:
-        source = path.read_text(encoding="utf-8")
+        source = read_source(path, MAX_TASK_BYTES)
     except FileNotFoundError:
         raise TaskError("no such file", path=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise TaskError(f"cannot read the file: {exc}", path=path) from None
     return parse_task(source, name=name or path.stem, path=path, level=level)
+
+
+def read_source(path: Path, limit: int) -> str:
+    """A regular file's text, refused past ``limit`` bytes (a device such as /dev/zero, or a
+    huge file, would otherwise be read forever)."""
+    with open(path, "rb") as handle:
+        if not os.path.isfile(path) or not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise ValueError("not a regular file")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"larger than {limit} bytes")
+    return data.decode("utf-8")
 
 
 def parse_task(

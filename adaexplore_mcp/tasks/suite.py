@@ -61,6 +61,8 @@ def solution_names() -> list[str]:
 def resolve_task(name_or_path: str | Path) -> Task:
     """A bundled task by name, or a task file by path (anything with a slash or ending in .py)."""
     text = str(name_or_path)
+    if "\0" in text:
+        raise TaskError("a task name or path cannot contain a NUL character", path=repr(text))
     if text.endswith(".py") or "/" in text or Path(text).is_file():
         return load_task_file(Path(text).expanduser())
     return get_bundled_task(text)

@@ -12,8 +12,8 @@ import uvicorn
 
 from adaexplore_mcp.config import ServiceSettings
 from adaexplore_mcp.judge import LocalJudge
-from adaexplore_mcp.judge.server import url_of
-from adaexplore_mcp.judge.service import create_app
+from adaexplore_mcp.judge.service.app import create_app
+from adaexplore_mcp.listening import url_of
 from adaexplore_mcp.tasks import Task, bundled_solution, get_bundled_task
 
 from ..conftest import LoopThread

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from adaexplore_mcp.config import Tolerance
-from adaexplore_mcp.judge.compare import Comparison, first_modified, same_bits
+from adaexplore_mcp.judge.trusted.compare import Comparison, first_modified, same_bits
 
 TOL = {"float32": Tolerance(atol=1e-4, rtol=1e-4), "float16": Tolerance(atol=1e-2, rtol=1e-2)}
 

@@ -10,6 +10,7 @@ from adaexplore_mcp.tasks import get_bundled_task, parse_task
 
 from .exploits import EXPLOITS, GPU_EXPLOITS, IDENTITY_TASK, Exploit, touching
 from .test_gpu import _has_gpu, gpu_judge  # noqa: F401  (the module's GPU judge fixture)
+from .test_integrity import assert_caught
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not _has_gpu(), reason="needs a CUDA GPU")]
 
@@ -26,9 +27,10 @@ ALSO_ACCEPTED = {"result_cache_by_pointer": {"result_reuse"}}
 def test_every_exploit_is_rejected_on_a_gpu(gpu_judge, exploit: Exploit):  # noqa: F811
     judge, _ = gpu_judge
     result = judge.evaluate(TASKS[exploit.task], exploit.code)
-    assert result.status is Status.REJECTED, f"{exploit.name}: {result.message}"
-    accepted = {exploit.check} | ALSO_ACCEPTED.get(exploit.name, set())
-    assert result.integrity[0].check in accepted, result.message
+    also = ALSO_ACCEPTED.get(exploit.name, set())
+    if result.integrity and result.integrity[0].check in also:
+        return
+    assert_caught(result, exploit)
 
 
 def test_stale_memory_never_passes_on_a_gpu(gpu_judge):  # noqa: F811

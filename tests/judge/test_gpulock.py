@@ -3,7 +3,7 @@
 import multiprocessing as mp
 import time
 
-from adaexplore_mcp.judge.gpulock import GpuLock
+from adaexplore_mcp.judge.trusted.gpulock import GpuLock
 
 
 def _hold(base: str, mode: str, seconds: float, log, started) -> None:

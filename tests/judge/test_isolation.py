@@ -119,16 +119,33 @@ def test_candidate_output_never_reaches_the_callers_stdout(unguarded_judge, capf
     assert "WRITTEN-TO-FD-1" in result.output_tail and "PRINTED" in result.output_tail
 
 
-def test_killing_the_worker_is_survived(unguarded_judge):
-    # getattr: past the source check; the runtime guard is off, so this reaches the OS
-    kill = "getattr(os, 'kill')(os.getppid(), 9)\ntime.sleep(5)"
+def test_a_kernel_cannot_signal_any_process_but_its_own(unguarded_judge):
+    """Past the source check and with the first signals off: the system-call filter refuses a
+    signal to the worker, and in its PID namespace the worker is not even there to name."""
+    kill = "getattr(os, 'kill')(os.getppid() or 1, 9)\ntime.sleep(5)"
     result = unguarded_judge.evaluate(SOFTMAX, module(kill))
-    assert result.status is Status.RUNTIME_ERROR
-    assert "killed the judge's worker" in result.message
+    assert result.status is Status.RUNTIME_ERROR, result.message
+    assert result.error.type in ("PermissionError", "ProcessLookupError"), result.message
     _still_serves(unguarded_judge)
 
 
-def test_processes_a_kernel_starts_are_killed_with_it(unguarded_judge):
+def test_a_kernel_cannot_start_processes_on_the_cpu(unguarded_judge):
+    """Through the low-level module the audit hook never sees, too."""
+    for spawn in (
+        "import _posixsubprocess\nr, w = os.pipe()\n"
+        "_posixsubprocess.fork_exec(['true'], [b'/bin/true'], True, (w,), None, None, -1, -1,"
+        " -1, -1, -1, -1, r, w, False, False, 0, None, None, None, -1, None, False)",
+        "getattr(os, 'fork')()",
+        "getattr(os, 'posix_spawnp')('true', ['true'], {})",
+    ):
+        result = unguarded_judge.evaluate(SOFTMAX, module(spawn + "\nreturn torch.softmax(x, -1)"))
+        assert result.status is Status.RUNTIME_ERROR, (spawn, result.message)
+        assert "not permitted" in result.error.message or "Errno 1" in result.error.message
+
+
+def test_processes_a_kernel_may_start_are_killed_with_it(loop_thread, tmp_path):
+    """Where processes are allowed (on a GPU Triton needs them), they stay in the kernel's PID
+    namespace and end with its evaluation, setsid or not."""
     marker = "987654321"
     spawn = "getattr(os, 'posix_spawnp')"
     code = module(
@@ -136,9 +153,20 @@ def test_processes_a_kernel_starts_are_killed_with_it(unguarded_judge):
         f"{spawn}('sleep', ['sleep', '{marker}'], {{}})\n"
         "return torch.softmax(x, -1)"
     )
-    result = unguarded_judge.evaluate(SOFTMAX, code)
-    assert result.status is Status.CORRECT
-    time.sleep(0.2)
+    settings = cpu_settings(
+        workers_per_device=1,
+        integrity=IntegritySettings(enabled=False),
+        sandbox=SandboxSettings(allow_processes=True),
+    )
+
+    async def run():
+        async with LocalJudge(settings, home=tmp_path) as judge:
+            result = await judge.evaluate(SOFTMAX, code)
+            time.sleep(0.2)
+            return result, _worker_children(judge)
+
+    result, children = loop_thread.run(run())
+    assert result.status is Status.CORRECT, result.message
     leftovers = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -148,7 +176,7 @@ def test_processes_a_kernel_starts_are_killed_with_it(unguarded_judge):
         if marker.encode() in cmdline:
             leftovers.append(pid)
     assert leftovers == []
-    assert _worker_children(unguarded_judge.judge) == []
+    assert children == []
 
 
 def test_no_state_leaks_from_one_evaluation_to_the_next(unguarded_judge):

@@ -5,9 +5,8 @@ import pytest
 import torch
 
 from adaexplore_mcp.config import Precision, Tolerance
-from adaexplore_mcp.judge.baselines import baseline_key
-from adaexplore_mcp.judge.compare import Comparison, tolerance_for
 from adaexplore_mcp.judge.messages import incorrect
+from adaexplore_mcp.judge.pool.baselines import baseline_key
 from adaexplore_mcp.judge.precision import (
     LEGACY_TOLERANCE,
     TF32_TOLERANCE,
@@ -15,6 +14,7 @@ from adaexplore_mcp.judge.precision import (
     forced_tolerances,
 )
 from adaexplore_mcp.judge.result import Mismatch, ShapeError
+from adaexplore_mcp.judge.trusted.compare import Comparison, tolerance_for
 from adaexplore_mcp.tasks import bundled_solution, resolve_task
 
 BASE = {

@@ -21,8 +21,8 @@ from adaexplore_mcp.judge import (
     Status,
     open_judge,
 )
-from adaexplore_mcp.judge import service as service_module
-from adaexplore_mcp.judge.server import check_bind
+from adaexplore_mcp.judge.service import app as service_module
+from adaexplore_mcp.judge.service.server import check_bind
 from adaexplore_mcp.tasks import TaskError
 
 from ..conftest import cpu_settings, run_cli

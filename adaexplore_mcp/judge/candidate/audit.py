@@ -1,0 +1,200 @@
+"""An audit hook in the candidate's process: refuses, and records, what the candidate's own code
+does to reach outside its computation.
+
+A first signal, with a clear name for the agent: the operating system already refuses the same
+actions (a read-only filesystem, no network, no processes on the CPU), and the verdict does not
+depend on anything in this process.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from collections.abc import Callable
+
+_STDLIB = tuple(
+    {os.path.realpath(p) + os.sep for p in (sysconfig.get_paths()["stdlib"],)}
+    | {os.path.realpath(os.path.dirname(os.__file__)) + os.sep}
+)
+
+_WATCHED_EVENTS = frozenset(
+    {
+        "open",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.fork",
+        "os.forkpty",
+        "os.kill",
+        "os.killpg",
+        "subprocess.Popen",
+        "pty.spawn",
+        "socket.connect",
+        "socket.bind",
+        "socket.sendto",
+        "socket.sendmsg",
+        "socket.getaddrinfo",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "sys._getframe",
+        "sys._current_frames",
+        "object.__getattr__",
+        "sys.settrace",
+        "sys.setprofile",
+        "ctypes.dlopen",
+        "ctypes.cdata",
+        "ctypes.addressof",
+        "ctypes.string_at",
+        *(
+            _PATH_EVENTS := (
+                "os.mkdir",
+                "os.rmdir",
+                "os.remove",
+                "os.rename",
+                "os.symlink",
+                "os.link",
+                "os.truncate",
+                "os.chmod",
+                "os.chown",
+                "sqlite3.connect",
+            )
+        ),
+    }
+)
+_FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+
+def audit_hook(
+    kernel_path: str, workdir: str, events: list[tuple[str, str]]
+) -> Callable[[str, tuple], None]:
+    """The hook refuses what the candidate's own code does (the innermost frame outside the
+    standard library is the kernel file); the same action taken by torch or Triton on its
+    behalf (Triton runs ptxas, writes its cache) is theirs and allowed."""
+    busy = [False]
+    own_pid = str(os.getpid())
+
+    def candidate_frame(direct: bool) -> bool:
+        frame = sys._getframe(3)  # past this function, _judge and hook: the event's own frame
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if os.path.realpath(filename) == kernel_path:
+                return True
+            if direct and not filename.endswith("inspect.py"):
+                return False
+            if not filename.startswith(_STDLIB) and not filename.startswith("<frozen"):
+                return False
+            frame = frame.f_back
+        return False
+
+    def hook(event: str, args: tuple) -> None:
+        if event not in _WATCHED_EVENTS or busy[0]:
+            return
+        busy[0] = True
+        try:
+            verdict = _judge(event, args)
+        finally:
+            busy[0] = False
+        if verdict is not None:
+            events.append(verdict)
+            raise PermissionError(f"refused by the judge: {verdict[1]}")
+
+    def _judge(event: str, args: tuple) -> tuple[str, str] | None:
+        rule = _rule(event, args, workdir, own_pid)
+        if rule is None:
+            return None
+        check, detail, direct = rule
+        return (check, detail) if candidate_frame(direct) else None
+
+    return hook
+
+
+def _rule(event: str, args: tuple, workdir: str, own_pid: str) -> tuple[str, str, bool] | None:
+    """(check, reason, direct) when ``event`` is refused if the kernel's code caused it;
+    ``direct``: only when the kernel's own frame (or ``inspect`` on its behalf) raised it,
+    because the standard library asks for frames on its own (namedtuple, dataclasses)."""
+    if event == "open":
+        return _open_rule(args, workdir, own_pid)
+    if event in _PATH_EVENTS:
+        return _path_rule(event, args, workdir)
+    if event.startswith(("os.", "subprocess.", "pty.")):
+        return (
+            "process_spawn",
+            f"{event} is not allowed: a kernel may not start or signal processes",
+            False,
+        )
+    if event.startswith("socket."):
+        return "network", f"{event} is not allowed: a kernel has no network access", False
+    if event.startswith("ctypes."):
+        return (
+            "harness_tampering",
+            f"{event} is not allowed: raw memory access can read or patch the judge",
+            False,
+        )
+    if event.startswith("gc.") or event == "sys._current_frames":
+        return (
+            "harness_tampering",
+            f"{event}() is not allowed: it reaches the judge's objects",
+            False,
+        )
+    if event in ("sys.settrace", "sys.setprofile"):
+        return "harness_tampering", f"{event}() is not allowed: it observes the judge", False
+    if event == "sys._getframe" or (
+        event == "object.__getattr__" and len(args) > 1 and args[1] in _FRAME_ATTRIBUTES
+    ):
+        return (
+            "harness_tampering",
+            "frame access is not allowed: it reaches the judge's variables",
+            True,
+        )
+    return None
+
+
+def _path_rule(event: str, args: tuple, workdir: str) -> tuple[str, str, bool] | None:
+    """A change to the filesystem (or a database opened) outside the working directory."""
+    paths = args[:2] if event in ("os.rename", "os.symlink", "os.link") else args[:1]
+    for path in paths:
+        if not isinstance(path, str | bytes):
+            continue
+        real = os.path.realpath(os.fsdecode(path))
+        if event == "os.symlink" and path is args[0]:
+            continue  # a link's target may point anywhere: what matters is where it is made
+        if not (real + os.sep).startswith(workdir) and real != os.devnull:
+            return (
+                "file_write",
+                f"{event} on {os.fsdecode(path)} is not allowed; a kernel may only change files "
+                "inside its working directory",
+                False,
+            )
+    return None
+
+
+def _open_rule(args: tuple, workdir: str, own_pid: str) -> tuple[str, str, bool] | None:
+    path, mode, flags = (*args, None, None, None)[:3]
+    if not isinstance(path, str | bytes):
+        return None  # a file descriptor
+    path = os.fsdecode(path)
+    real = os.path.realpath(path)
+    if real.startswith("/proc/"):
+        parts = real.split("/")
+        if parts[2] not in ("self", "thread-self", own_pid):
+            return (
+                "harness_tampering",
+                f"reading {path} is not allowed: another process's "
+                "state is where the judge keeps its environment",
+                False,
+            )
+        if real.endswith("/mem"):
+            return "harness_tampering", "reading process memory is not allowed", False
+        return None
+    writes = bool(set(mode or "") & set("wax+")) or bool((flags or 0) & _WRITE_FLAGS)
+    if writes and not (real + os.sep).startswith(workdir) and real != os.devnull:
+        return (
+            "file_write",
+            f"writing {path} is not allowed; a kernel may only write inside its working directory",
+            False,
+        )
+    return None

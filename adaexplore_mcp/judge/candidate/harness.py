@@ -1,0 +1,178 @@
+"""The candidate's process: imports ``kernel.py``, builds ``ModelNew`` and calls it when asked.
+
+It holds no reference, no seed, no tolerance and no verdict: it receives inputs and sends back
+what forward returned, with the first signals it saw (``signals``). It runs in the sandbox the
+worker set up before it started (``judge.sandbox``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from adaexplore_mcp.judge.candidate.signals import Monitor
+from adaexplore_mcp.judge.errors import KERNEL_FILE, describe_exception
+from adaexplore_mcp.judge.subject.loading import (
+    describe_platform,
+    load_module,
+    start_device,
+    synchronize,
+    write_source,
+)
+from adaexplore_mcp.judge.subject.server import (
+    Codec,
+    Server,
+    UserCodeError,
+    flatten,
+    payload_of,
+)
+from adaexplore_mcp.judge.wire.frames import Channel
+from adaexplore_mcp.judge.wire.jobs import ChildJob
+from adaexplore_mcp.judge.wire.subject import (
+    Answer,
+    ArmRequest,
+    BuildAnswer,
+    BuildRequest,
+    CallAnswer,
+    CallRequest,
+    Signals,
+    SubjectError,
+)
+
+MISSING = SubjectError(
+    type="MissingModelNew",
+    message="kernel.py defines no `class ModelNew`",
+    file=KERNEL_FILE,
+)
+
+
+class Candidate:
+    def __init__(self, job: ChildJob, channel: Channel, workdir: str) -> None:
+        self.device = start_device(job.device)
+        self.code = job.code or ""
+        self.channel = channel
+        self.workdir = workdir
+        self.codec = Codec(self.device)
+        self.models: dict[str, Any] = {}
+        self.monitor: Monitor | None = None
+        self.cls: type | None = None
+        self.audit = job.integrity.enabled
+
+    def run(self) -> None:
+        ready = describe_platform(self.device)
+        path = write_source(KERNEL_FILE, self.code)
+        self.monitor = Monitor(kernel_path=path, workdir=self.workdir, device=self.device)
+        self.monitor.install(audit=self.audit)
+        try:
+            module = load_module(path, "adaexplore_kernel")
+            cls = getattr(module, "ModelNew", None)
+            if not isinstance(cls, type):
+                ready.error = MISSING
+            self.cls = cls
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt are the kernel's too
+            ready.error = describe_exception(exc, KERNEL_FILE)
+        ready.signals = Signals(
+            audit=self.monitor.audit(), precision=self.monitor._precision_changes()
+        )
+        self.channel.send(ready)
+        if ready.error is not None:
+            return
+        server = Server(
+            self.channel,
+            self.codec,
+            {"build": self.build, "call": self.call, "arm": self.arm},
+        )
+        self._server = server
+        server.serve()
+
+    def build(self, request: BuildRequest, payload: bytes) -> tuple[Answer, bytes]:
+        assert self.cls is not None
+        init = self.codec.decode(request.init or [], payload)
+        try:
+            torch.manual_seed(request.seed)
+            with torch.device(self.device):
+                model = self.cls(*init)
+            if isinstance(model, torch.nn.Module):
+                model = model.to(self.device)
+        except BaseException as exc:
+            raise UserCodeError(describe_exception(exc, KERNEL_FILE), self._signals()) from None
+        self.models[request.variant] = model
+        return BuildAnswer(), b""
+
+    def _signals(self) -> Signals:
+        assert self.monitor is not None
+        return Signals(audit=self.monitor.audit())
+
+    def call(self, request: CallRequest, payload: bytes) -> tuple[Answer, bytes]:
+        assert self.monitor is not None
+        model = self.models[request.variant]
+        args = self.codec.decode(request.args, payload)
+        failure: BaseException | None = None
+        output: Any = None
+        with self.monitor.call(request.mode) as signals:
+            try:
+                with torch.no_grad():
+                    output = model(*args)
+                    synchronize(self.device)
+            except BaseException as exc:
+                failure = exc
+        if failure is not None:
+            raise UserCodeError(describe_exception(failure, KERNEL_FILE), signals)
+        outputs = flatten(output)
+        signals.output_kinds = [_kind(value) for value in outputs]
+        signals.aliased_input = _aliased(outputs, args)
+        try:
+            encoder = self.codec.encoder()
+            specs = encoder.encode_all(outputs)
+            # on the CPU the trusted process cannot see this memory: send the inputs back too
+            after = encoder.encode_all(args) if self.device.type == "cpu" else None
+            answer_payload = payload_of(encoder)
+        except BaseException as exc:  # a tensor with no storage, or one the GPU cannot share
+            error = describe_exception(exc, KERNEL_FILE)
+            error.message = f"the output could not be sent to the judge: {error.message}"
+            raise UserCodeError(error, signals) from None
+        return CallAnswer(outputs=specs, args_after=after, signals=signals), answer_payload
+
+    def arm(self, request: ArmRequest, payload: bytes) -> tuple[Answer, bytes]:
+        assert self.monitor is not None
+        model = self.models[request.variant]
+        failure: BaseException | None = None
+        answer: tuple[Answer, bytes] | None = None
+        with self.monitor.call("check") as signals:
+            try:
+                with torch.no_grad():
+                    answer = self._server.arm(request, payload, lambda args: model(*args), signals)
+            except BaseException as exc:
+                failure = exc
+        if failure is not None or answer is None:
+            assert failure is not None
+            raise UserCodeError(describe_exception(failure, KERNEL_FILE), signals)
+        return answer
+
+
+def _kind(value: Any) -> str | None:
+    """None for a plain tensor; otherwise what stands in its place."""
+    if not isinstance(value, torch.Tensor):
+        return None
+    if type(value) is not torch.Tensor and not isinstance(value, torch.nn.Parameter):
+        return f"tensor subclass {type(value).__name__}"
+    if value.is_meta:
+        return "meta tensor"
+    return None
+
+
+def _aliased(outputs: list[Any], args: list[Any]) -> int | None:
+    storages = {
+        value.untyped_storage().data_ptr()
+        for value in args
+        if isinstance(value, torch.Tensor) and value.numel()
+    }
+    for index, output in enumerate(outputs):
+        if (
+            isinstance(output, torch.Tensor)
+            and output.numel()
+            and output.untyped_storage().data_ptr() in storages
+        ):
+            return index
+    return None

@@ -1,0 +1,132 @@
+"""Which torch operators a forward runs outside its Triton launches, in the candidate's process.
+
+Two recorders, both first signals: a ``TorchDispatchMode`` on every call (cheap, but blind to
+other threads and to code that leaves the mode), and the profiler's operator records on one call
+per shape (``top_level_ops``), which see every thread and every dispatch path.
+"""
+
+from __future__ import annotations
+
+from torch.utils._python_dispatch import TorchDispatchMode
+
+# Torch operators a forward may call besides its Triton kernels: allocation, views, reshapes,
+# copies and conversions. Anything else (a matmul, a reduction, an activation) is the
+# computation itself and belongs in a kernel. Documented in docs/integrity.md.
+GLUE_OPS = frozenset(
+    {
+        # allocation
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "new_empty",
+        "new_empty_strided",
+        "zeros",
+        "zeros_like",
+        "new_zeros",
+        "ones",
+        "ones_like",
+        "new_ones",
+        "full",
+        "full_like",
+        "new_full",
+        "fill",
+        "fill_",
+        "zero_",
+        "arange",
+        "scalar_tensor",
+        "lift_fresh",
+        "lift_fresh_copy",
+        "resize_",
+        # views and layout
+        "view",
+        "_unsafe_view",
+        "_reshape_alias",
+        "reshape",
+        "as_strided",
+        "expand",
+        "permute",
+        "transpose",
+        "t",
+        "squeeze",
+        "unsqueeze",
+        "flatten",
+        "unflatten",
+        "slice",
+        "select",
+        "narrow",
+        "split",
+        "split_with_sizes",
+        "chunk",
+        "unbind",
+        "alias",
+        "detach",
+        "detach_",
+        "resolve_conj",
+        "resolve_neg",
+        "view_as_real",
+        "view_as_complex",
+        # copies and conversions
+        "clone",
+        "contiguous",
+        "copy_",
+        "_to_copy",
+        "to",
+        "cat",
+        "stack",
+        "constant_pad_nd",
+        "_local_scalar_dense",
+        "record_stream",
+        # size and stride queries
+        "sym_size",
+        "sym_stride",
+        "sym_numel",
+        "sym_storage_offset",
+        "is_contiguous",
+        "is_same_size",
+    }
+)
+
+
+def is_glue(name: str) -> bool:
+    """``name`` as the dispatcher or the profiler spells it (``aten::copy_``, ``copy_``)."""
+    return name.removeprefix("aten::").split(".")[0] in GLUE_OPS
+
+
+def top_level_ops(events, launch_spans: list[tuple[int, float, float]]) -> dict[str, int]:
+    """Profiler operator events (``torch.profiler``) that are not glue, counted: only the
+    outermost ``aten::`` call of each stack (what the candidate's code called), and none inside
+    a Triton launch (``launch_spans``: thread, start, end in the profiler's microseconds)."""
+    ops = sorted(
+        (e for e in events if e.name.startswith("aten::")),
+        key=lambda e: (e.thread, e.time_range.start, -e.time_range.end),
+    )
+    counts: dict[str, int] = {}
+    open_end: dict[int, float] = {}
+    for event in ops:
+        start, end = event.time_range.start, event.time_range.end
+        if start < open_end.get(event.thread, float("-inf")):
+            continue  # nested inside an operator already counted (or skipped)
+        open_end[event.thread] = end
+        if any(t == event.thread and s <= start and end <= e for t, s, e in launch_spans):
+            continue
+        if not is_glue(event.name):
+            name = event.name.removeprefix("aten::")
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+class OpRecorder(TorchDispatchMode):
+    """Counts every operator outside ``GLUE_OPS`` into ``counts``, except while
+    ``in_launch[0]`` is set (Triton's own torch calls during a launch)."""
+
+    def __init__(self, counts: dict[str, int], in_launch: list[int]) -> None:
+        super().__init__()
+        self.counts = counts
+        self.in_launch = in_launch
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if not self.in_launch[0]:
+            name = func.overloadpacket.__name__
+            if name not in GLUE_OPS:
+                self.counts[name] = self.counts.get(name, 0) + 1
+        return func(*args, **(kwargs or {}))

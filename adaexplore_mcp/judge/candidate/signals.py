@@ -1,0 +1,261 @@
+"""First signals: what the candidate's process observes about its own calls of forward.
+
+Installed before the candidate's module is imported:
+
+- Triton's launchers are wrapped: each launch is counted, the span of a launch (and of the
+  autotuner and heuristics around it) is marked so that the torch work Triton does itself is not
+  charged to the candidate, and in ``noop`` mode a launch does nothing at all;
+- an audit hook refuses and records the candidate's own reach outside its computation;
+- the float32 precision switches and the threads alive are noted.
+
+Around each call: a ``TorchDispatchMode`` counts the torch operators forward runs outside its
+launches; in ``profile`` mode the profiler records every thread's operators and the GPU's
+kernels. Everything here runs in the candidate's process, which the candidate could change:
+the trusted process treats it as a first signal and decides for itself (``trusted.integrity``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+from adaexplore_mcp.judge.candidate.audit import audit_hook
+from adaexplore_mcp.judge.candidate.recorder import OpRecorder, top_level_ops
+from adaexplore_mcp.judge.wire.subject import AuditEvent, KernelRecord, Profile, Signals
+
+_LAUNCH_RANGE = "adaexplore.triton_launch"
+
+
+class Monitor:
+    def __init__(self, *, kernel_path: str, workdir: str, device: torch.device) -> None:
+        self.kernel_path = os.path.realpath(kernel_path)
+        self.workdir = os.path.realpath(workdir) + os.sep
+        self.device = device
+        self.events: list[tuple[str, str]] = []
+        self._launches = [0]
+        self._in_launch = [0]
+        self._noop = [False]
+        self._profiling = [False]
+        self._launched: dict[str, int] = {}
+        self._precision: dict[str, Any] = {}
+        self._threads: set[int] = set()
+
+    def install(self, *, audit: bool = True) -> None:
+        """Before the candidate's module is imported; irreversible for this process."""
+        import torch._dynamo  # noqa: F401  (on import it rewraps torch.manual_seed and friends)
+
+        self._wrap_launchers()
+        self._precision = _precision_state()
+        self._threads = {thread.ident or 0 for thread in threading.enumerate()}
+        if audit:
+            sys.addaudithook(audit_hook(self.kernel_path, self.workdir, self.events))
+
+    def _wrap_launchers(self) -> None:
+        launches, in_launch, noop, profiling = (
+            self._launches,
+            self._in_launch,
+            self._noop,
+            self._profiling,
+        )
+        launched = self._launched
+        for owner, counts in _launcher_classes():
+            original = owner.run
+
+            def run(self, *args, __original=original, __counts=counts, **kwargs):
+                if kwargs.get("warmup"):
+                    return __original(self, *args, **kwargs)
+                if __counts:
+                    launches[0] += 1
+                    name = getattr(getattr(self, "fn", None), "__name__", None) or getattr(
+                        self, "__name__", "kernel"
+                    )
+                    launched[name] = launched.get(name, 0) + 1
+                    if noop[0]:
+                        return None
+                in_launch[0] += 1
+                scope = (
+                    torch.profiler.record_function(_LAUNCH_RANGE)
+                    if profiling[0]
+                    else contextlib.nullcontext()
+                )
+                try:
+                    with scope:
+                        return __original(self, *args, **kwargs)
+                finally:
+                    in_launch[0] -= 1
+
+            run.__wrapped__ = original  # type: ignore[attr-defined]
+            owner.run = run
+
+    @property
+    def launched_names(self) -> set[str]:
+        return set(self._launched)
+
+    def audit(self) -> list[AuditEvent]:
+        return [AuditEvent(check=check, detail=detail[:1000]) for check, detail in self.events[:20]]
+
+    @contextlib.contextmanager
+    def call(self, mode: str) -> Iterator[Signals]:
+        """Around one call of forward; the signals are complete when the block ends."""
+        signals = Signals()
+        before = self._launches[0]
+        native_before = _native_thread_count()
+        counts: dict[str, int] = {}
+        recorder = OpRecorder(counts, self._in_launch)
+        self._noop[0] = mode == "noop"
+        profiler = _Profiler(self.device) if mode == "profile" else None
+        self._profiling[0] = profiler is not None
+        try:
+            with profiler if profiler is not None else contextlib.nullcontext(), recorder:
+                yield signals
+        finally:
+            self._noop[0] = False
+            self._profiling[0] = False
+        signals.launches = self._launches[0] - before
+        signals.torch_ops = counts
+        signals.precision = self._precision_changes()
+        signals.threads = self._live_threads()
+        signals.native_threads_grew = _native_thread_count() > native_before
+        signals.stream_not_default = (
+            self.device.type == "cuda"
+            and torch.cuda.current_stream() != torch.cuda.default_stream()
+        )
+        signals.audit = self.audit()
+        if profiler is not None:
+            signals.profile = profiler.report(self.launched_names)
+
+    def _precision_changes(self) -> list[str]:
+        now = _precision_state()
+        return [
+            f"{name} was changed from {self._precision.get(name)!r} to {value!r}"
+            for name, value in now.items()
+            if self._precision.get(name) != value
+        ][:20]
+
+    def _live_threads(self) -> list[str]:
+        return [
+            thread.name[:100]
+            for thread in threading.enumerate()
+            if (thread.ident or 0) not in self._threads and thread.is_alive()
+        ][:20]
+
+
+class _Profiler:
+    """torch.profiler over one call: every thread's operators, and the GPU's kernels."""
+
+    def __init__(self, device: torch.device) -> None:
+        from torch.profiler import ProfilerActivity, profile
+
+        activities = [ProfilerActivity.CPU]
+        if device.type == "cuda":
+            activities.append(ProfilerActivity.CUDA)
+        kwargs: dict[str, Any] = {}
+        try:
+            from torch._C._profiler import _ExperimentalConfig
+
+            kwargs["experimental_config"] = _ExperimentalConfig(profile_all_threads=True)
+        except (ImportError, TypeError):  # older torch: the calling thread only
+            pass
+        self._profile = profile(activities=activities, **kwargs)
+        self._quiet = _QuietStderr()
+
+    def __enter__(self) -> _Profiler:
+        with self._quiet:
+            self._profile.__enter__()
+        self.started = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._quiet:
+            self._profile.__exit__(*exc)
+
+    def report(self, triton_names: set[str]) -> Profile:
+        with self._quiet:
+            events = list(self._profile.events())
+        spans = [
+            (e.thread, e.time_range.start, e.time_range.end)
+            for e in events
+            if e.name == _LAUNCH_RANGE
+        ]
+        kernels: dict[str, KernelRecord] = {}
+        for event in events:
+            if getattr(event, "device_type", None) is None or "CUDA" not in str(event.device_type):
+                continue
+            name = event.name
+            if name == _LAUNCH_RANGE or name.startswith("aten::"):
+                continue
+            record = kernels.get(name) or KernelRecord(
+                name=name[:400], triton=name in triton_names, launches=0, us=0.0
+            )
+            record.launches += 1
+            record.us += event.time_range.elapsed_us()
+            kernels[name] = record
+        ordered = sorted(kernels.values(), key=lambda r: -r.us)[:200]
+        return Profile(torch_ops=top_level_ops(events, spans), kernels=ordered)
+
+
+class _QuietStderr:
+    """The profiler's own chatter goes nowhere, not into the candidate's output."""
+
+    def __enter__(self) -> None:
+        sys.stderr.flush()
+        self._saved = os.dup(2)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+
+    def __exit__(self, *exc: object) -> None:
+        os.dup2(self._saved, 2)
+        os.close(self._saved)
+
+
+def _launcher_classes() -> list[tuple[type, bool]]:
+    """(class, counts): launchers counted as launches, and the wrappers around them (autotuner,
+    heuristics) whose own torch work is Triton's, not the candidate's."""
+    classes: list[tuple[type, bool]] = []
+    with contextlib.suppress(ImportError):
+        from triton.runtime.jit import JITFunction
+
+        classes.append((JITFunction, True))
+    with contextlib.suppress(ImportError):
+        from triton.runtime.interpreter import InterpretedFunction
+
+        classes.append((InterpretedFunction, True))
+    with contextlib.suppress(ImportError):
+        from triton.runtime.autotuner import Autotuner, Heuristics
+
+        classes += [(Autotuner, False), (Heuristics, False)]
+    return classes
+
+
+def _precision_state() -> dict[str, Any]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        matmul = torch.backends.cuda.matmul
+        return {
+            "torch.backends.cuda.matmul.allow_tf32": matmul.allow_tf32,
+            "torch.backends.cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+            "torch.get_float32_matmul_precision()": torch.get_float32_matmul_precision(),
+            "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction": getattr(
+                matmul, "allow_fp16_reduced_precision_reduction", None
+            ),
+            "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction": getattr(
+                matmul, "allow_bf16_reduced_precision_reduction", None
+            ),
+            "torch.get_default_dtype()": torch.get_default_dtype(),
+        }
+
+
+def _native_thread_count() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0

@@ -1,0 +1,1 @@
+"""The judge's side in the caller's process: warm workers per device, queues, baselines."""

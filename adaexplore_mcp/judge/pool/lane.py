@@ -1,0 +1,210 @@
+"""One device of the local judge: a bounded queue of evaluations and the warm workers that take
+them, restarted when one dies."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
+
+from adaexplore_mcp.config import JudgeSettings
+from adaexplore_mcp.judge.devices import GpuInfo
+from adaexplore_mcp.judge.outcomes import JudgeError
+from adaexplore_mcp.judge.pool.worker_handle import WorkerDied, WorkerHandle
+from adaexplore_mcp.judge.wire.jobs import ChildOutcome, JobMessage, PhaseMessage, ReadyMessage
+
+log = logging.getLogger(__name__)
+
+_WATCHDOG_SLACK_S = 60.0
+
+
+class JudgeUnavailable(JudgeError):
+    """No worker could be started, or no device matches the request."""
+
+
+class QueueFull(JudgeError):
+    """The device's queue is at its limit; retry later."""
+
+
+class LaneStatus(BaseModel):
+    """A snapshot of one device's queue and workers."""
+
+    device: str = Field(description="'cpu' or 'cuda:N'.")
+    device_name: str
+    gpu: GpuInfo | None = None
+    queued: int = Field(description="Evaluations waiting for a worker.")
+    running: int = Field(description="Evaluations a worker is running now.")
+    workers: int
+    capacity: int = Field(description="Most evaluations that may wait; one more is refused.")
+    served: int = Field(description="Jobs the workers have finished since the judge started.")
+
+
+@dataclass
+class Pending:
+    message: JobMessage
+    future: asyncio.Future[ChildOutcome]
+    on_phase: Callable[[PhaseMessage], None] | None
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    enqueued: float = field(default_factory=time.monotonic)
+    started: float | None = None
+
+
+class Lane:
+    """One device: its bounded queue and its workers."""
+
+    def __init__(
+        self,
+        device: str,
+        env: dict[str, str],
+        settings: JudgeSettings,
+        gpu: GpuInfo | None,
+        lock: str | None,
+    ) -> None:
+        self.device = device
+        self.env = env
+        self.gpu = gpu
+        self.lock = lock
+        self.reuse = settings.reuse_workers
+        self.sandbox_required = settings.sandbox.required
+        default_workers = 2 if gpu is None else 4
+        self.size = settings.workers_per_device or default_workers
+        self.queue: asyncio.Queue[Pending] = asyncio.Queue(maxsize=settings.max_queue)
+        self.busy = 0
+        self.served = 0
+        self.handles: list[WorkerHandle | None] = [None] * self.size
+        self.ready: ReadyMessage | None = None
+        self._consumers: list[asyncio.Task] = []
+
+    @property
+    def load(self) -> int:
+        return self.queue.qsize() + self.busy
+
+    @property
+    def device_name(self) -> str:
+        return self.gpu.name if self.gpu else "cpu"
+
+    def status(self) -> LaneStatus:
+        return LaneStatus(
+            device=self.device,
+            device_name=self.device_name,
+            gpu=self.gpu,
+            queued=self.queue.qsize(),
+            running=self.busy,
+            workers=self.size,
+            capacity=self.queue.maxsize,
+            served=self.served,
+        )
+
+    async def start(self) -> None:
+        if self.reuse:
+            await asyncio.gather(*(self._ensure_worker(i) for i in range(self.size)))
+        self._consumers = [asyncio.create_task(self._consume(i)) for i in range(self.size)]
+
+    async def _ensure_worker(self, index: int) -> WorkerHandle:
+        handle = self.handles[index]
+        if handle is not None and handle.alive:
+            return handle
+        handle = WorkerHandle(f"{self.device}#{index}", self.env)
+        try:
+            self.ready = await handle.start()
+        except WorkerDied as exc:
+            raise JudgeUnavailable(str(exc)) from exc
+        report = self.ready.sandbox
+        if self.sandbox_required and not (
+            (report.private_filesystem or report.landlock) and report.seccomp
+        ):
+            await handle.stop()
+            why = "; ".join(report.notes) or "no reason given"
+            raise JudgeUnavailable(
+                "this machine cannot sandbox the processes that run kernels and tasks "
+                f"({why}), and the judge will not run untrusted code without it; set "
+                "ADAEXPLORE_JUDGE__SANDBOX__REQUIRED=false to rely on the process boundary "
+                "alone (results then show what the sandbox enforced)"
+            )
+        self.handles[index] = handle
+        return handle
+
+    def submit(self, pending: Pending) -> None:
+        if self.queue.full():
+            self._drop_abandoned()
+        try:
+            self.queue.put_nowait(pending)
+        except asyncio.QueueFull:
+            raise QueueFull(
+                f"the queue for {self.device} holds {self.queue.maxsize} evaluations already; "
+                "retry when some have finished"
+            ) from None
+
+    def _drop_abandoned(self) -> None:
+        # A caller that gave up (a client that disconnected) would otherwise hold its place in
+        # a full queue until a worker reaches it, and newcomers would be refused for nothing.
+        waiting = [self.queue.get_nowait() for _ in range(self.queue.qsize())]
+        for pending in waiting:
+            if not pending.future.done():
+                self.queue.put_nowait(pending)
+
+    async def _consume(self, index: int) -> None:
+        while True:
+            pending = await self.queue.get()
+            if pending.future.done():  # cancelled while it waited
+                continue
+            self.busy += 1
+            try:
+                outcome = await self._run(index, pending)
+                if not pending.future.done():
+                    pending.future.set_result(outcome)
+            except Exception as exc:
+                if not pending.future.done():
+                    pending.future.set_exception(exc)
+            finally:
+                self.busy -= 1
+                self.served += 1
+
+    async def _run(self, index: int, pending: Pending) -> ChildOutcome:
+        pending.started = time.monotonic()
+        for attempt in (1, 2):
+            spawn_started = time.monotonic()
+            handle = await self._ensure_worker(index)
+            # a worker started for this job (fresh-process mode, or after a crash) is part of it
+            spawn_s = time.monotonic() - spawn_started
+            limit = pending.message.timeout_s + _WATCHDOG_SLACK_S
+            try:
+                outcome = await asyncio.wait_for(
+                    handle.run(pending.message, pending.on_phase, pending.cancelled), limit
+                )
+                outcome.startup_s += spawn_s
+                outcome.elapsed_s += spawn_s
+                return outcome
+            except (WorkerDied, TimeoutError) as exc:
+                log.warning("worker %s lost during a job (%s); restarting it", handle.name, exc)
+                await handle.stop(grace_s=0.5)
+                self.handles[index] = None
+                if attempt == 2:
+                    return ChildOutcome(
+                        end="crashed",
+                        note="The kernel killed the judge's worker process, twice (it may only "
+                        "touch its own process)",
+                    )
+            finally:
+                if not self.reuse and self.handles[index] is not None:
+                    await handle.stop()
+                    self.handles[index] = None
+        raise AssertionError("unreachable")
+
+    async def close(self) -> None:
+        for task in self._consumers:
+            task.cancel()
+        for task in self._consumers:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        while not self.queue.empty():
+            pending = self.queue.get_nowait()
+            if not pending.future.done():
+                pending.future.set_exception(JudgeUnavailable("the judge shut down"))
+        await asyncio.gather(*(h.stop() for h in self.handles if h is not None))
+        self.handles = [None] * self.size

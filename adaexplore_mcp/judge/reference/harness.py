@@ -1,0 +1,158 @@
+"""The task's process: imports the task, builds inputs from the seeds the trusted process sends,
+computes the reference, and (for baselines) runs ``Model`` or its ``torch.compile`` when asked.
+
+The task is user code too: it runs in the same sandbox as a candidate, and it never sees the
+candidate, whose process is a different one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from adaexplore_mcp.judge.errors import REFERENCE_FILE, describe_exception
+from adaexplore_mcp.judge.reference.task_module import TaskModule, parameter_bytes
+from adaexplore_mcp.judge.subject.loading import describe_platform, start_device, synchronize
+from adaexplore_mcp.judge.subject.server import Codec, Server, UserCodeError, flatten, payload_of
+from adaexplore_mcp.judge.wire.frames import Channel
+from adaexplore_mcp.judge.wire.jobs import ChildJob
+from adaexplore_mcp.judge.wire.subject import (
+    Answer,
+    ArmRequest,
+    BuildAnswer,
+    BuildRequest,
+    CallAnswer,
+    CallRequest,
+    CompileRequest,
+    ForgetRequest,
+    InputsRequest,
+    OkAnswer,
+    ReferenceRequest,
+    Signals,
+    ValuesAnswer,
+)
+
+
+class Reference:
+    def __init__(self, job: ChildJob, channel: Channel) -> None:
+        assert job.task is not None
+        self.source = job.task.source
+        self.device = start_device(job.device)
+        self.channel = channel
+        self.codec = Codec(self.device)
+        self.models: dict[str, Any] = {}
+        self.compiled: dict[str, Any] = {}
+        self.kept: dict[int, tuple[str, list[Any], Any]] = {}
+
+    def run(self) -> None:
+        ready = describe_platform(self.device)
+        try:
+            self.task = TaskModule(self.source, self.device)
+        except UserCodeError as failure:
+            ready.error = failure.error
+        self.channel.send(ready)
+        if ready.error is not None:
+            return
+        server = Server(
+            self.channel,
+            self.codec,
+            {
+                "build": self.build,
+                "inputs": self.inputs,
+                "reference": self.reference,
+                "forget": self.forget,
+                "call": self.call,
+                "compile": self.compile,
+                "arm": self.arm,
+            },
+        )
+        self._server = server
+        server.serve()
+
+    def build(self, request: BuildRequest, payload: bytes) -> tuple[Answer, bytes]:
+        init = self.task.init_inputs(request.variant, request.overrides)
+        model = self.task.build(init, request.seed)
+        self.models[request.variant] = model
+        self.compiled.pop(request.variant, None)
+        specs, answer_payload = self.codec.encode(init)
+        return BuildAnswer(init=specs, parameter_bytes=parameter_bytes(model)), answer_payload
+
+    def inputs(self, request: InputsRequest, payload: bytes) -> tuple[Answer, bytes]:
+        values = self.task.inputs(request.variant, request.overrides, request.seed)
+        expected = None
+        if request.reference:
+            expected = self.task.run(self.models[request.variant], values)
+        self.kept[request.key] = (request.variant, values, expected)
+        specs, answer_payload = self.codec.encode(values)
+        return ValuesAnswer(values=specs), answer_payload
+
+    def reference(self, request: ReferenceRequest, payload: bytes) -> tuple[Answer, bytes]:
+        variant, values, expected = self.kept[request.key]
+        if request.fresh or expected is None:
+            expected = self.task.run(self.models[variant], values)
+        outputs = flatten(expected)
+        encoder = self.codec.encoder()
+        specs = encoder.encode_all(outputs)
+        after = encoder.encode_all(values) if request.inputs_after else None
+        answer = ValuesAnswer(
+            values=specs, inputs_after=after, aliased_input=_aliased(outputs, values)
+        )
+        return answer, payload_of(encoder)
+
+    def forget(self, request: ForgetRequest, payload: bytes) -> tuple[Answer, bytes]:
+        if request.keys:
+            for key in request.keys:
+                self.kept.pop(key, None)
+        else:
+            self.kept.clear()
+        return OkAnswer(), b""
+
+    def _module(self, variant: str, compiled: bool) -> Any:
+        return self.compiled[variant] if compiled else self.models[variant]
+
+    def call(self, request: CallRequest, payload: bytes) -> tuple[Answer, bytes]:
+        module = self._module(request.variant, request.compiled)
+        args = self.codec.decode(request.args, payload)
+        output = self.task.run(module, args)
+        specs, answer_payload = self.codec.encode(flatten(output))
+        return CallAnswer(outputs=specs), answer_payload
+
+    def compile(self, request: CompileRequest, payload: bytes) -> tuple[Answer, bytes]:
+        """torch.compile's failure is the baseline's, not the task's: an ordinary error."""
+        args = self.codec.decode(request.args, payload)
+        try:
+            compiled = torch.compile(self.models[request.variant])
+            with torch.no_grad():
+                compiled(*args)
+            synchronize(self.device)
+        except Exception as exc:
+            raise UserCodeError(describe_exception(exc, REFERENCE_FILE)) from None
+        self.compiled[request.variant] = compiled
+        return OkAnswer(), b""
+
+    def arm(self, request: ArmRequest, payload: bytes) -> tuple[Answer, bytes]:
+        module = self._module(request.variant, request.compiled)
+
+        def forward(args: list[Any]) -> Any:
+            with torch.no_grad():
+                return module(*args)
+
+        with self.task.task_code("running Model.forward"):
+            return self._server.arm(request, payload, forward, Signals())
+
+
+def _aliased(outputs: list[Any], inputs: list[Any]) -> int | None:
+    storages = {
+        value.untyped_storage().data_ptr()
+        for value in inputs
+        if isinstance(value, torch.Tensor) and value.numel()
+    }
+    for index, output in enumerate(outputs):
+        if (
+            isinstance(output, torch.Tensor)
+            and output.numel()
+            and output.untyped_storage().data_ptr() in storages
+        ):
+            return index
+    return None

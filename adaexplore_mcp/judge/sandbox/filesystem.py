@@ -1,0 +1,232 @@
+"""A private view of the filesystem, built in a new mount namespace.
+
+Directories that hold other people's or the judge's data (the home directory, the judge's own
+data directory with its database, ``/tmp``, ``/run``, ``/dev/shm``, ...) are covered by empty
+read-only filesystems, except for the paths Python itself needs (its prefix and ``sys.path``),
+which are mounted back read-only. Then every mount becomes read-only, and a size-limited
+``/tmp`` (compiler caches, temporary files), a working directory (the candidate's own files) and
+a fresh ``/dev/shm`` are mounted writable. Nothing here affects any other process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from dataclasses import dataclass, field
+
+_MS_RDONLY = 0x1
+_MS_NOSUID = 0x2
+_MS_NODEV = 0x4
+_MS_NOEXEC = 0x8
+_MS_REMOUNT = 0x20
+_MS_BIND = 0x1000
+_MS_REC = 0x4000
+_MS_PRIVATE = 0x40000
+_AT_FDCWD = -100
+_AT_RECURSIVE = 0x8000
+_MOUNT_ATTR_RDONLY = 0x1
+_MOUNT_SETATTR = 442  # the same number on x86_64 and aarch64
+_O_PATH = 0o10000000
+
+HIDDEN_ALWAYS = ("/tmp", "/var/tmp", "/run", "/dev/shm", "/home", "/root", "/mnt", "/media")
+# never covered, whatever a setting says: the system itself lives there
+_SYSTEM = frozenset(
+    {
+        "/",
+        "/usr",
+        "/lib",
+        "/lib64",
+        "/lib32",
+        "/bin",
+        "/sbin",
+        "/etc",
+        "/opt",
+        "/dev",
+        "/proc",
+        "/sys",
+        "/var",
+        "/boot",
+    }
+)
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [
+        ("attr_set", ctypes.c_uint64),
+        ("attr_clr", ctypes.c_uint64),
+        ("propagation", ctypes.c_uint64),
+        ("userns_fd", ctypes.c_uint64),
+    ]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the view hides, keeps and makes writable."""
+
+    hide: tuple[str, ...]
+    keep: tuple[str, ...]
+    tmp_bytes: int
+    workdir: str
+    workdir_bytes: int
+    shm_bytes: int = 64 * 2**20
+    writable_binds: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+
+def plan_for(
+    *,
+    private_dirs: list[str],
+    workdir: str,
+    workdir_bytes: int,
+    tmp_bytes: int,
+    extra_keep: list[str] | None = None,
+    writable_binds: list[tuple[str, str]] | None = None,
+) -> Plan:
+    """The plan for this Python: hide the usual places and ``private_dirs``, keep what the
+    interpreter and its packages need."""
+    candidates = {os.path.realpath(p) for p in (*HIDDEN_ALWAYS, *private_dirs) if p}
+    hide = _outermost(
+        [p for p in candidates if p not in _SYSTEM and os.path.isdir(p)], strict=False
+    )
+    needed = [sys.prefix, sys.base_prefix, sys.exec_prefix]
+    needed.append(os.path.dirname(os.path.realpath(sys.executable)))
+    needed += [p for p in sys.path if p and os.path.isdir(p)]
+    needed += [p for p in (extra_keep or []) if p and os.path.isdir(p)]
+    keep = _outermost(
+        [
+            real
+            for real in {os.path.realpath(p) for p in needed}
+            if any(_within(real, root) and real != root for root in hide)
+        ],
+        strict=True,
+    )
+    return Plan(
+        hide=tuple(hide),
+        keep=tuple(keep),
+        tmp_bytes=tmp_bytes,
+        workdir=workdir,
+        workdir_bytes=workdir_bytes,
+        writable_binds=tuple(writable_binds or ()),
+    )
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _outermost(paths: list[str], *, strict: bool) -> list[str]:
+    """The paths none of the others contains (``strict``: a path equal to another is dropped)."""
+    real = sorted({os.path.realpath(p) if strict else p for p in paths})
+    kept: list[str] = []
+    for path in real:
+        if not any(_within(path, outer) for outer in kept):
+            kept.append(path)
+    return kept
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _mount(
+    source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None
+) -> None:
+    libc = _libc()
+    result = libc.mount(
+        source.encode() if source else None,
+        target.encode(),
+        fstype.encode() if fstype else None,
+        ctypes.c_ulong(flags),
+        data.encode() if data else None,
+    )
+    if result != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"mount {target}: {os.strerror(error)}")
+
+
+def _set_readonly(path: str, *, recursive: bool, readonly: bool) -> bool:
+    """mount_setattr(2); False when the kernel does not have it."""
+    attr = _MountAttr()
+    if readonly:
+        attr.attr_set = _MOUNT_ATTR_RDONLY
+    else:
+        attr.attr_clr = _MOUNT_ATTR_RDONLY
+    libc = _libc()
+    result = libc.syscall(
+        ctypes.c_long(_MOUNT_SETATTR),
+        ctypes.c_int(_AT_FDCWD),
+        path.encode(),
+        ctypes.c_uint(_AT_RECURSIVE if recursive else 0),
+        ctypes.byref(attr),
+        ctypes.c_size_t(ctypes.sizeof(attr)),
+    )
+    if result == 0:
+        return True
+    if ctypes.get_errno() in (38, 22):  # ENOSYS, EINVAL: an old kernel
+        return False
+    error = ctypes.get_errno()
+    raise OSError(error, f"mount_setattr {path}: {os.strerror(error)}")
+
+
+def _every_mount_readonly() -> None:
+    """For kernels without mount_setattr: remount each mount read-only, keeping its flags."""
+    with open("/proc/self/mountinfo") as handle:
+        points = [line.split()[4] for line in handle]
+    for point in points:
+        try:
+            flags = os.statvfs(point).f_flag
+        except OSError:
+            continue
+        kept = flags & (_MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+        try:
+            _mount(None, point, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | kept)
+        except OSError:
+            continue  # a mount we may not change stays as it is (it is still hidden or private)
+
+
+def _bind_from(fd: int, target: str, *, writable: bool = False) -> None:
+    os.makedirs(target, exist_ok=True)
+    _mount(f"/proc/self/fd/{fd}", target, None, _MS_BIND | _MS_REC)
+    if writable:
+        _mount(None, target, None, _MS_REMOUNT | _MS_BIND)
+
+
+def build(plan: Plan) -> None:
+    """Build the view in this process's (new, private) mount namespace."""
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+    keep_fds = {path: os.open(path, _O_PATH) for path in plan.keep}
+    bind_fds = {target: os.open(source, _O_PATH) for source, target in plan.writable_binds}
+    try:
+        for root in plan.hide:
+            size = plan.tmp_bytes if root == "/tmp" else 2**20
+            _mount("adaexplore", root, "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={size},mode=755")
+        for path, fd in keep_fds.items():
+            _bind_from(fd, path)
+        os.makedirs(plan.workdir, exist_ok=True)
+        for target in bind_fds:
+            os.makedirs(target, exist_ok=True)
+        if not _set_readonly("/", recursive=True, readonly=True):
+            _every_mount_readonly()
+        if "/tmp" in plan.hide and not _set_readonly("/tmp", recursive=False, readonly=False):
+            _mount(None, "/tmp", None, _MS_REMOUNT | _MS_BIND | _MS_NOSUID | _MS_NODEV)
+        _mount(
+            "adaexplore",
+            plan.workdir,
+            "tmpfs",
+            _MS_NOSUID | _MS_NODEV,
+            f"size={plan.workdir_bytes},mode=755",
+        )
+        if os.path.isdir("/dev/shm"):
+            _mount(
+                "adaexplore", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={plan.shm_bytes}"
+            )
+        for target, fd in bind_fds.items():
+            _bind_from(fd, target, writable=True)
+    finally:
+        for fd in (*keep_fds.values(), *bind_fds.values()):
+            os.close(fd)
+
+
+def mount_proc() -> None:
+    """A /proc of this process's own PID namespace (only its own processes in it)."""
+    _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)

@@ -1,0 +1,166 @@
+"""Process limits, descriptors, the environment, and cleaning up after a job."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fcntl
+import os
+import resource
+import signal
+from dataclasses import dataclass
+
+# Variables user code may see; everything else (API keys, tokens, the user's paths) is dropped.
+_KEPT_VARIABLES = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "LD_LIBRARY_PATH",
+    "TRITON_INTERPRET",
+    "TRITON_PTXAS_PATH",
+    "TRITON_LIBCUDA_PATH",
+    "NVIDIA_VISIBLE_DEVICES",
+    "NCCL_NVLS_ENABLE",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST",
+    "NVSHMEM_DISABLE_NVLS",
+)
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Operating-system limits for one process (see ``config.SandboxSettings``)."""
+
+    file_bytes: int
+    cpu_seconds: int | None = None
+    memory_bytes: int | None = None
+    extra_processes: int | None = None
+
+
+def _prctl(option: int, value: int) -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: best effort
+        pass
+
+
+def die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies."""
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def become_subreaper() -> None:
+    """Orphaned descendants are re-parented to this process instead of init, so they can be
+    found and killed after a job even when they left their process group."""
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def scrubbed_environment(source: dict[str, str], extra: dict[str, str]) -> dict[str, str]:
+    env = {key: source[key] for key in _KEPT_VARIABLES if key in source}
+    env.setdefault("PATH", "/usr/bin:/bin")
+    env.update(extra)
+    return env
+
+
+def redirect(*, stdout_fd: int, keep: dict[int, int]) -> None:
+    """stdin from /dev/null, stdout and stderr into ``stdout_fd`` (a pipe the worker drains),
+    each descriptor in ``keep`` moved to its number (``{target: source}``, targets from 3 up);
+    every other inherited descriptor is closed."""
+    floor = max(keep, default=2) + 1
+    # copies above every target first, since a source may sit where another target goes
+    parked = {target: fcntl.fcntl(source, fcntl.F_DUPFD, floor) for target, source in keep.items()}
+    output = fcntl.fcntl(stdout_fd, fcntl.F_DUPFD, floor)
+    for target, copy in parked.items():
+        os.dup2(copy, target, inheritable=False)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    os.closerange(floor, _max_fd())
+
+
+def apply(limits: Limits) -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # Python ignores SIGXFSZ, so an oversized write fails with EFBIG instead of killing us.
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
+    if limits.cpu_seconds is not None:  # SIGXCPU at the soft limit, SIGKILL at the hard one
+        _lower(resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 5)
+    if limits.memory_bytes is not None:  # allocations beyond it fail (MemoryError, not OOM kill)
+        _lower(resource.RLIMIT_DATA, limits.memory_bytes, limits.memory_bytes)
+    if limits.extra_processes is not None:  # counts the user's threads and processes
+        total = _tasks_on_machine() + limits.extra_processes
+        _lower(resource.RLIMIT_NPROC, total, total)
+
+
+def _lower(which: int, soft: int, hard: int) -> None:
+    """Set a limit, never above the one already in force (only root may raise a hard limit)."""
+    _, current_hard = resource.getrlimit(which)
+    if current_hard != resource.RLIM_INFINITY:
+        hard = min(hard, current_hard)
+    soft = min(soft, hard)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(which, (soft, hard))
+
+
+def _tasks_on_machine() -> int:
+    """Threads on the machine (an upper bound on this user's), from /proc/loadavg."""
+    try:
+        with open("/proc/loadavg") as handle:
+            return int(handle.read().split()[3].split("/")[1])
+    except (OSError, IndexError, ValueError):
+        return 4096
+
+
+def _max_fd() -> int:
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return soft if soft != resource.RLIM_INFINITY else 65536
+
+
+def kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def kill_children() -> int:
+    """SIGKILL every child of this (subreaper) process and reap those already gone, without
+    waiting. Returns how many children are left (exiting)."""
+    reap_children()
+    children = _children_of(os.getpid())
+    for pid in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    reap_children()
+    return len(_children_of(os.getpid()))
+
+
+def reap_children() -> None:
+    """Collect the exit status of every child that has already ended."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _children_of(pid: int) -> list[int]:
+    children: list[int] = []
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return children
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as handle:
+                children.extend(int(p) for p in handle.read().split())
+        except OSError:
+            continue
+    return children

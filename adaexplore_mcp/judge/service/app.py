@@ -1,0 +1,324 @@
+"""The judge as an HTTP service, for agents on other machines than the GPUs.
+
+``JudgeService`` does the work (no HTTP in it); ``create_app`` puts a Starlette app in front of
+it; ``server.serve`` runs it. The API is in ``api`` and ``docs/judge-service.md``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+import adaexplore_mcp
+from adaexplore_mcp.config import ServiceSettings
+from adaexplore_mcp.judge.outcomes import JudgeError
+from adaexplore_mcp.judge.pool.lane import JudgeUnavailable, QueueFull
+from adaexplore_mcp.judge.pool.local import LocalJudge, ProgressCallback
+from adaexplore_mcp.judge.result import EvalResult, LintReport, Phase
+from adaexplore_mcp.judge.service.api import (
+    API_PREFIX,
+    NDJSON,
+    ErrorCode,
+    ErrorResponse,
+    EvaluateRequest,
+    HealthResponse,
+    LintRequest,
+    ProgressEvent,
+    QueueResponse,
+    ResultEvent,
+    Versions,
+)
+from adaexplore_mcp.listening import BearerAuth
+from adaexplore_mcp.tasks import TaskError, task_from_source
+
+log = logging.getLogger(__name__)
+
+RETRY_AFTER_S = 1
+# While an evaluation waits in the queue nothing else would be sent; a repeated progress line
+# keeps proxies and the client's read timeout from taking the stream for dead.
+HEARTBEAT_S = 15.0
+_CLIENT_GONE = 499  # nginx's code; nobody reads it, the connection is gone
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class JudgeService:
+    """What the endpoints do, in terms of the API models."""
+
+    def __init__(self, judge: LocalJudge) -> None:
+        self.judge = judge
+        self._started = time.monotonic()
+
+    async def evaluate(
+        self, request: EvaluateRequest, on_progress: ProgressCallback | None = None
+    ) -> EvalResult:
+        task = task_from_source(request.task.source, request.task.name)
+        return await self.judge.evaluate(
+            task,
+            request.code,
+            device=request.device,
+            timeout_s=request.timeout_s,
+            on_progress=on_progress,
+            precision=request.precision,
+        )
+
+    async def lint(self, request: LintRequest) -> LintReport:
+        task = task_from_source(request.task.source, request.task.name)
+        return await self.judge.lint(task, device=request.device)
+
+    def health(self) -> HealthResponse:
+        return HealthResponse(
+            versions=Versions(package=adaexplore_mcp.__version__, **self.judge.versions()),
+            uptime_s=time.monotonic() - self._started,
+            timeout_s=self.judge.settings.timeout_s,
+            devices=self.judge.lanes_status(),
+        )
+
+    def queue(self) -> QueueResponse:
+        return QueueResponse(devices=self.judge.lanes_status())
+
+
+class RequestRejected(Exception):
+    """A request refused before the judge saw it."""
+
+    def __init__(self, status: int, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def error_response(exc: BaseException) -> Response:
+    """The HTTP answer for an exception raised by a request (``ErrorResponse`` JSON)."""
+    headers: dict[str, str] = {}
+    if isinstance(exc, RequestRejected):
+        status, code, message = exc.status, exc.code, exc.message
+        if code is ErrorCode.UNAUTHORIZED:
+            headers["WWW-Authenticate"] = "Bearer"
+    elif isinstance(exc, QueueFull):
+        status, code, message = 503, ErrorCode.QUEUE_FULL, str(exc)
+        headers["Retry-After"] = str(RETRY_AFTER_S)
+    elif isinstance(exc, JudgeUnavailable):
+        status, code, message = 503, ErrorCode.JUDGE_UNAVAILABLE, str(exc)
+    elif isinstance(exc, JudgeError):
+        status, code, message = 500, ErrorCode.JUDGE_ERROR, str(exc)
+    elif isinstance(exc, TaskError):
+        status, code, message = 422, ErrorCode.TASK_ERROR, str(exc)
+    elif isinstance(exc, HTTPException) and exc.status_code in (404, 405):
+        status = exc.status_code
+        code = ErrorCode.NOT_FOUND if status == 404 else ErrorCode.METHOD_NOT_ALLOWED
+        message = (
+            f"no such endpoint or method; the service answers POST {API_PREFIX}/evaluate, "
+            f"POST {API_PREFIX}/lint, GET {API_PREFIX}/health and GET {API_PREFIX}/queue"
+        )
+    else:
+        log.error("unexpected error in a request", exc_info=exc)
+        status, code = 500, ErrorCode.INTERNAL
+        message = f"the service failed unexpectedly ({type(exc).__name__}); see its log"
+    body = ErrorResponse(error=code, message=message).model_dump_json()
+    return Response(body, status, headers, media_type="application/json")
+
+
+def _json(model: BaseModel) -> Response:
+    return Response(model.model_dump_json(), media_type="application/json")
+
+
+def _line(model: BaseModel) -> bytes:
+    return model.model_dump_json().encode() + b"\n"
+
+
+def _validation_summary(exc: ValidationError, limit: int = 5) -> str:
+    errors = exc.errors(include_url=False)
+    if any(e["type"] == "json_invalid" for e in errors):
+        return f"the body is not valid JSON: {errors[0]['msg']}"
+    parts = [f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in errors[:limit]]
+    more = f" (and {len(errors) - limit} more)" if len(errors) > limit else ""
+    return "; ".join(parts) + more + " (the request format is in docs/judge-service.md)"
+
+
+def _unauthorized() -> Response:
+    return error_response(
+        RequestRejected(
+            401,
+            ErrorCode.UNAUTHORIZED,
+            "this judge service requires `Authorization: Bearer <token>` with its token "
+            "(adaexplore-mcp: --judge-token or ADAEXPLORE_REMOTE__TOKEN)",
+        )
+    )
+
+
+async def _until_disconnected(request: Request) -> None:
+    # The body has been read, so the next message uvicorn delivers is the disconnect.
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+def _collect(job: asyncio.Task) -> None:
+    if job.done() and not job.cancelled():
+        job.exception()  # marks it retrieved; the client it was for is gone
+
+
+class _Endpoints:
+    def __init__(self, service: JudgeService, settings: ServiceSettings) -> None:
+        self.service = service
+        self.max_body = int(settings.max_body_mb * 2**20)
+
+    async def _body(self, request: Request, model: type[M]) -> M:
+        declared = request.headers.get("content-length", "")
+        too_large = RequestRejected(
+            413,
+            ErrorCode.BODY_TOO_LARGE,
+            f"the request body is larger than this service's limit of {self.max_body} bytes "
+            "(ADAEXPLORE_SERVICE__MAX_BODY_MB)",
+        )
+        if declared.isdigit() and int(declared) > self.max_body:
+            raise too_large
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self.max_body:
+                raise too_large
+            chunks.append(chunk)
+        try:
+            return model.model_validate_json(b"".join(chunks))
+        except ValidationError as exc:
+            raise RequestRejected(
+                422, ErrorCode.INVALID_REQUEST, _validation_summary(exc)
+            ) from None
+
+    async def _unless_disconnected(self, request: Request, work: Awaitable[M]) -> M | None:
+        """The result of ``work``, or None once the client has gone (the work is cancelled,
+        which frees its worker)."""
+        job = asyncio.ensure_future(work)
+        gone = asyncio.create_task(_until_disconnected(request))
+        try:
+            await asyncio.wait({job, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+            if not job.done():
+                job.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await job
+        _collect(job)
+        return None if job.cancelled() else job.result()
+
+    async def evaluate(self, request: Request) -> Response:
+        body = await self._body(request, EvaluateRequest)
+        if NDJSON in request.headers.get("accept", ""):
+            return await self._evaluate_streaming(request, body)
+        result = await self._unless_disconnected(request, self.service.evaluate(body))
+        return Response(status_code=_CLIENT_GONE) if result is None else _json(result)
+
+    async def _evaluate_streaming(self, request: Request, body: EvaluateRequest) -> Response:
+        events: asyncio.Queue[ProgressEvent] = asyncio.Queue()
+        accepted = asyncio.Event()
+
+        def progress(phase: Phase, elapsed_s: float) -> None:
+            events.put_nowait(ProgressEvent(phase=phase, elapsed_s=elapsed_s))
+            accepted.set()
+
+        job = asyncio.create_task(self.service.evaluate(body, progress))
+        # Refusals (queue full, broken task) come before the first event and keep their status
+        # code; only an accepted evaluation is answered with a stream.
+        if await self._unless_disconnected(request, self._first(accepted, job)) is None:
+            job.cancel()
+            return Response(status_code=_CLIENT_GONE)
+        if job.done() and job.exception() is not None:
+            raise job.exception()  # type: ignore[misc]
+        return StreamingResponse(self._lines(request, job, events), media_type=NDJSON)
+
+    @staticmethod
+    async def _first(accepted: asyncio.Event, job: asyncio.Task) -> bool:
+        waiter = asyncio.create_task(accepted.wait())
+        try:
+            await asyncio.wait({waiter, job}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+        return True
+
+    async def _lines(
+        self, request: Request, job: asyncio.Task, events: asyncio.Queue[ProgressEvent]
+    ) -> AsyncIterator[bytes]:
+        gone = asyncio.create_task(_until_disconnected(request))
+        getter: asyncio.Task | None = None
+        last, last_at = ProgressEvent(phase=Phase.QUEUED, elapsed_s=0.0), time.monotonic()
+        try:
+            while True:
+                getter = asyncio.create_task(events.get())
+                done, _ = await asyncio.wait(
+                    {getter, job, gone}, timeout=HEARTBEAT_S, return_when=asyncio.FIRST_COMPLETED
+                )
+                if getter in done:
+                    last, last_at = getter.result(), time.monotonic()
+                    yield _line(last)
+                    continue
+                getter.cancel()
+                if job in done:
+                    while not events.empty():  # put just before it finished
+                        yield _line(events.get_nowait())
+                    yield self._final(job)
+                    return
+                if gone in done:
+                    return
+                elapsed = last.elapsed_s + time.monotonic() - last_at
+                yield _line(ProgressEvent(phase=last.phase, elapsed_s=elapsed))
+        finally:
+            for waiting in (getter, gone):
+                if waiting is not None:
+                    waiting.cancel()
+            job.cancel()  # a no-op when it finished; otherwise the client left mid-stream
+            _collect(job)
+
+    @staticmethod
+    def _final(job: asyncio.Task) -> bytes:
+        exc = job.exception()
+        if exc is None:
+            return _line(ResultEvent(result=job.result()))
+        response = error_response(exc)
+        return bytes(response.body) + b"\n"
+
+    async def lint(self, request: Request) -> Response:
+        body = await self._body(request, LintRequest)
+        report = await self._unless_disconnected(request, self.service.lint(body))
+        return Response(status_code=_CLIENT_GONE) if report is None else _json(report)
+
+    async def health(self, request: Request) -> Response:
+        return _json(self.service.health())
+
+    async def queue(self, request: Request) -> Response:
+        return _json(self.service.queue())
+
+
+async def _handle(request: Request, exc: Exception) -> Response:
+    return error_response(exc)
+
+
+def create_app(judge: LocalJudge, settings: ServiceSettings) -> Starlette:
+    """The HTTP API over a started ``judge``."""
+    endpoints = _Endpoints(JudgeService(judge), settings)
+    return Starlette(
+        routes=[
+            Route(f"{API_PREFIX}/evaluate", endpoints.evaluate, methods=["POST"]),
+            Route(f"{API_PREFIX}/lint", endpoints.lint, methods=["POST"]),
+            Route(f"{API_PREFIX}/health", endpoints.health, methods=["GET"]),
+            Route(f"{API_PREFIX}/queue", endpoints.queue, methods=["GET"]),
+        ],
+        middleware=[Middleware(BearerAuth, token=settings.token, reject=_unauthorized)],
+        exception_handlers={
+            HTTPException: _handle,
+            RequestRejected: _handle,
+            JudgeError: _handle,
+            TaskError: _handle,
+            Exception: _handle,
+        },
+    )

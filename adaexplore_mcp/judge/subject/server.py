@@ -1,0 +1,161 @@
+"""The loop every user-code process runs: answer the trusted process's requests until it quits.
+
+What differs between the candidate's process and the task's (which module, which requests) is
+in their ``Handlers``; this module holds what they share: decoding arguments, encoding outputs,
+turning an exception into an error answer, and the gated calls the trusted process times.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from adaexplore_mcp.judge.wire import cuda
+from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed
+from adaexplore_mcp.judge.wire.ipc import ArenaDecoder, SharingEncoder
+from adaexplore_mcp.judge.wire.subject import (
+    Answer,
+    ArmedAnswer,
+    ArmRequest,
+    ErrorAnswer,
+    OkAnswer,
+    QuitRequest,
+    ReleaseRequest,
+    Request,
+    Signals,
+    SubjectError,
+    request_adapter,
+)
+from adaexplore_mcp.judge.wire.values import (
+    Decoder,
+    Encoder,
+    PayloadDecoder,
+    PayloadEncoder,
+    Value,
+)
+
+Handler = Callable[[Any, bytes], tuple[Answer, bytes]]
+
+
+class UserCodeError(Exception):
+    """User code raised: the answer is an error, with ``signals`` when forward was running."""
+
+    def __init__(self, error: SubjectError, signals: Signals | None = None, task: bool = False):
+        super().__init__(error.message)
+        self.error, self.signals, self.task = error, signals or Signals(), task
+
+
+class Codec:
+    """How tensors cross for this process's device."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self._arenas = ArenaDecoder() if device.type == "cuda" else None
+
+    def decoder(self, payload: bytes) -> Decoder:
+        if self._arenas is not None:
+            return self._arenas.with_payload(payload)
+        return PayloadDecoder(payload)
+
+    def encoder(self) -> Encoder:
+        return SharingEncoder() if self.device.type == "cuda" else PayloadEncoder()
+
+    def decode(self, values: list[Value], payload: bytes) -> list[Any]:
+        return self.decoder(payload).decode_all(values)
+
+    def encode(self, values: list[Any]) -> tuple[list[Value], bytes]:
+        encoder = self.encoder()
+        specs = encoder.encode_all(values)
+        return specs, payload_of(encoder)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+
+
+def payload_of(encoder: Encoder) -> bytes:
+    inner = getattr(encoder, "payload", None)
+    if isinstance(inner, PayloadEncoder):
+        return inner.payload()
+    if isinstance(encoder, PayloadEncoder):
+        return encoder.payload()
+    return b""
+
+
+def flatten(output: Any) -> list[Any]:
+    """forward's outputs as a list: a tensor is one output, a tuple or list is many."""
+    if isinstance(output, tuple | list):
+        return list(output)
+    return [output]
+
+
+class Server:
+    def __init__(self, channel: Channel, codec: Codec, handlers: dict[str, Handler]) -> None:
+        self.channel = channel
+        self.codec = codec
+        self.handlers = handlers
+        self._held: list[Any] = []  # the outputs of the last armed span, until released
+
+    def serve(self) -> None:
+        while True:
+            try:
+                request, payload = self.channel.receive(request_adapter)
+            except ChannelClosed:
+                return
+            if isinstance(request, QuitRequest):
+                return
+            answer, answer_payload = self._answer(request, payload)
+            _flush()  # what user code printed reaches the worker before the answer does
+            try:
+                self.channel.send(answer, answer_payload)
+            except ChannelClosed:
+                return
+
+    def _answer(self, request: Request, payload: bytes) -> tuple[Answer, bytes]:
+        try:
+            if isinstance(request, ReleaseRequest):
+                self._held.clear()
+                return OkAnswer(), b""
+            handler = self.handlers.get(request.op)
+            if handler is None:
+                raise UserCodeError(
+                    SubjectError(type="Unsupported", message=f"this process does not {request.op}")
+                )
+            return handler(request, payload)
+        except UserCodeError as failure:
+            return ErrorAnswer(
+                error=failure.error, signals=failure.signals, task_error=failure.task
+            ), b""
+
+    def arm(
+        self,
+        request: ArmRequest,
+        payload: bytes,
+        forward: Callable[[list[Any]], Any],
+        signals: Signals,
+    ) -> tuple[Answer, bytes]:
+        """Enqueue one forward per argument list behind the gate, the done word after them,
+        and answer at once: the trusted process opens the gate once it has the answer. Nothing
+        here waits for the GPU (a forward that does is timed with its host time)."""
+        started = time.perf_counter()
+        decoder = self.codec.decoder(payload)
+        calls = [decoder.decode_all(args) for args in request.calls]
+        assert isinstance(decoder, ArenaDecoder)
+        stream = torch.cuda.current_stream().cuda_stream
+        gate = decoder.address(request.gate.ipc) + request.gate.gate_offset
+        done = decoder.address(request.gate.ipc) + request.gate.done_offset
+        cuda.wait_value(stream, gate, request.value)
+        outputs = [flatten(forward(args)) for args in calls]
+        cuda.write_value(stream, done, request.value)
+        host_s = time.perf_counter() - started
+        self._held = outputs
+        encoder = self.codec.encoder()
+        specs = [encoder.encode_all(output) for output in outputs]
+        return ArmedAnswer(outputs=specs, signals=signals, host_s=host_s), payload_of(encoder)

@@ -1,0 +1,158 @@
+"""Timing a task's baselines (eager PyTorch and torch.compile) with the same clock as the
+candidates: the task's process is the subject of gated spans, and the trusted process times it.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import time
+from typing import Any
+
+from pydantic import BaseModel
+
+from adaexplore_mcp.judge.result import Phase, RuntimeStats
+from adaexplore_mcp.judge.trusted.compare import Comparison
+from adaexplore_mcp.judge.trusted.evaluation import gpu_lock, task_failure
+from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed
+from adaexplore_mcp.judge.trusted.report import Reporter
+from adaexplore_mcp.judge.trusted.timing import Gpu, SpanResult, SpanTimer, run_spans, stats
+from adaexplore_mcp.judge.wire.jobs import ChildJob
+from adaexplore_mcp.judge.wire.subject import (
+    BuildAnswer,
+    BuildRequest,
+    CompileRequest,
+    ForgetRequest,
+    InputsRequest,
+    OkAnswer,
+    ReferenceRequest,
+    ValuesAnswer,
+)
+
+
+class BaselineReport(BaseModel):
+    eager: RuntimeStats
+    compiled: RuntimeStats | None = None
+    compile_error: str | None = None
+    compile_s: float | None = None
+
+
+class _Baselines:
+    def __init__(self, job: ChildJob, task: Link, calibrator: Link, reporter: Reporter) -> None:
+        assert job.task is not None
+        self.job, self.task, self.link, self.calibrator = job, job.task, task, calibrator
+        self.reporter = reporter
+        self.rng = random.Random(secrets.randbits(64))
+        self.variant = job.task.main_variant("cuda")
+        self.keys = iter(range(1, 1 << 30))
+        self.shared, self.exclusive = gpu_lock(job)
+
+    def ask(self, request: Any, expect: type) -> tuple[Any, bytes]:
+        try:
+            return self.link.ask(request, expect=expect)
+        except SubjectFailed as failure:
+            shown = str(self.task.path) if self.task.path else f"task {self.task.name!r}"
+            raise task_failure(self.task.name, shown, failure.answer.error) from None
+
+    def fresh_sets(self, count: int, *, reference: bool) -> list[tuple[int, list[Any]]]:
+        sets = []
+        for _ in range(count):
+            key = next(self.keys)
+            request = InputsRequest(
+                variant=self.variant.name,
+                overrides=dict(self.variant.overrides),
+                seed=self.rng.getrandbits(62),
+                key=key,
+                reference=reference,
+            )
+            answer, payload = self.ask(request, ValuesAnswer)
+            sets.append((key, self.link.take(answer.values, payload)))
+        return sets
+
+    def time(self, *, compiled: bool) -> RuntimeStats:
+        comparison = Comparison(self.job.tolerances, self.task.tolerance)
+
+        def check(sets: list[tuple[int, list[Any]]], result: SpanResult, first: int) -> None:
+            for (key, _), outputs in zip(sets, result.outputs, strict=True):
+                if compiled:  # torch.compile's answer must be the eager one
+                    answer, payload = self.ask(ReferenceRequest(key=key, fresh=False), ValuesAnswer)
+                    expected = self.link.take(answer.values, payload)
+                    mismatch = comparison.compare(outputs, expected, variant="benchmark", trial=-1)
+                    if mismatch is not None:
+                        raise _CompiledWrong(mismatch.kind)
+            self.ask(ForgetRequest(keys=[key for key, _ in sets]), OkAnswer)
+
+        self.reporter.phase(Phase.TIMING)
+        with self.exclusive():
+            gpu = Gpu(self.job.timing)
+            timer = SpanTimer(
+                subject=self.link,
+                calibrator=self.calibrator,
+                gpu=gpu,
+                settings=self.job.timing,
+                variant=self.variant.name,
+                compiled=compiled,
+            )
+            measurement = run_spans(
+                timer,
+                fresh_sets=lambda count: self.fresh_sets(count, reference=compiled),
+                check=check,
+                settings=self.job.timing,
+                total_memory=gpu.total_memory,
+            )
+        runtime = stats(measurement.per_call_ms)
+        runtime.n = measurement.spans * measurement.calls_per_span
+        return runtime
+
+    def run(self) -> BaselineReport:
+        self.reporter.phase(Phase.COMPILING)
+        ready = self.link.ready()
+        if ready.error is not None:
+            shown = str(self.task.path) if self.task.path else f"task {self.task.name!r}"
+            raise task_failure(self.task.name, shown, ready.error)
+        self.calibrator.ready()
+        with self.shared():
+            self.ask(
+                BuildRequest(
+                    variant=self.variant.name,
+                    overrides=dict(self.variant.overrides),
+                    seed=self.rng.getrandbits(62),
+                ),
+                BuildAnswer,
+            )
+        eager = self.time(compiled=False)
+        report = BaselineReport(eager=eager)
+        self.reporter.phase(Phase.COMPILING)
+        started = time.perf_counter()
+        with self.shared():
+            key, values = self.fresh_sets(1, reference=False)[0]
+            specs, payload, _ = self.link.offer(values)
+            try:
+                self.link.ask(
+                    CompileRequest(variant=self.variant.name, args=specs), payload, expect=OkAnswer
+                )
+            except SubjectFailed as failure:
+                error = failure.answer.error
+                report.compile_error = f"{error.type}: {error.message[:500]}"
+            self.ask(ForgetRequest(keys=[key]), OkAnswer)
+        report.compile_s = time.perf_counter() - started
+        if report.compile_error is None:
+            try:
+                report.compiled = self.time(compiled=True)
+            except _CompiledWrong as wrong:
+                report.compile_error = (
+                    f"torch.compile's output differs from eager PyTorch ({wrong})"
+                )
+        return report
+
+
+class _CompiledWrong(Exception):
+    pass
+
+
+def measure_baselines(
+    job: ChildJob, task: Link | None, calibrator: Link | None, reporter: Reporter
+) -> BaselineReport:
+    if task is None or calibrator is None or job.device == "cpu":
+        raise ValueError("baselines are only timed on a GPU")
+    return _Baselines(job, task, calibrator, reporter).run()

@@ -1,0 +1,199 @@
+"""Compare a candidate's outputs with the reference's, in the trusted process."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from adaexplore_mcp.config import Tolerance
+from adaexplore_mcp.judge.result import Mismatch
+
+# Used when a dtype has no configured tolerance: exact for integers and booleans.
+EXACT = Tolerance(atol=0.0, rtol=0.0)
+
+
+def as_outputs(value: Any) -> list[Any]:
+    """The list of outputs of a forward call: a tensor is one output, a tuple/list is many."""
+    if isinstance(value, tuple | list):
+        return list(value)
+    return [value]
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def tolerance_for(
+    dtype: torch.dtype,
+    tolerances: dict[str, Tolerance],
+    override: Tolerance | None,
+    forced: dict[str, Tolerance] | None = None,
+) -> Tolerance:
+    """``forced`` (a precision policy's) first, then the task's ``override``, then the
+    configured per-dtype tolerance; integers and booleans compare exactly."""
+    if not (dtype.is_floating_point or dtype.is_complex):
+        return EXACT
+    name = dtype_name(dtype)
+    if forced and name in forced:
+        return forced[name]
+    if override is not None:
+        return override
+    return tolerances.get(name, EXACT)
+
+
+class Comparison:
+    """Compares outputs with one tolerance policy (per-dtype ``tolerances``, the task's
+    ``override``, a precision policy's ``forced`` ones) and keeps the running maxima over every
+    comparison that passed."""
+
+    def __init__(
+        self,
+        tolerances: dict[str, Tolerance],
+        override: Tolerance | None,
+        forced: dict[str, Tolerance] | None = None,
+    ) -> None:
+        self.tolerances = tolerances
+        self.override = override
+        self.forced = forced or {}
+        self.max_abs_error = 0.0
+        self.max_rel_error = 0.0
+
+    def fresh(self) -> Comparison:
+        """The same policy with its own maxima: for extra checks whose errors are not part of
+        the reported correctness."""
+        return Comparison(self.tolerances, self.override, self.forced)
+
+    def compare(self, actual: Any, expected: Any, *, variant: str, trial: int) -> Mismatch | None:
+        """None when every output matches; otherwise the first mismatch, fully described."""
+        got, want = as_outputs(actual), as_outputs(expected)
+        base = {"variant": variant, "trial": trial}
+        if len(got) != len(want):
+            return Mismatch(
+                **base,
+                output_index=0,
+                kind="count",
+                numel=len(want),
+                actual_value=float(len(got)),
+                expected_value=float(len(want)),
+            )
+        for index, (a, e) in enumerate(zip(got, want, strict=True)):
+            mismatch = self._compare_one(a, e, {**base, "output_index": index})
+            if mismatch is not None:
+                return mismatch
+        return None
+
+    def _compare_one(self, actual: Any, expected: Any, base: dict[str, Any]) -> Mismatch | None:
+        if not isinstance(expected, torch.Tensor):
+            expected = torch.as_tensor(expected)
+        shape = list(expected.shape)
+        if type(actual) is not torch.Tensor:
+            return Mismatch(
+                **base,
+                kind="type",
+                expected_shape=shape,
+                expected_dtype=dtype_name(expected.dtype),
+                actual_dtype=getattr(actual, "type_name", type(actual).__name__),
+            )
+        info = {
+            "expected_shape": shape,
+            "actual_shape": list(actual.shape),
+            "expected_dtype": dtype_name(expected.dtype),
+            "actual_dtype": dtype_name(actual.dtype),
+            "numel": expected.numel(),
+        }
+        if actual.shape != expected.shape:
+            return Mismatch(**base, **info, kind="shape")
+        if actual.dtype != expected.dtype:
+            return Mismatch(**base, **info, kind="dtype")
+        if actual.device != expected.device:
+            actual = actual.to(expected.device)
+        tol = tolerance_for(expected.dtype, self.tolerances, self.override, self.forced)
+        atol = tol.atol
+        if tol.atol_scale == "output_rms" and expected.numel():
+            rms = float(expected.to(torch.float64).pow(2).mean().sqrt())
+            if math.isfinite(rms):
+                atol = tol.atol * rms
+        info |= {"atol": atol, "rtol": tol.rtol}
+        if expected.numel() == 0:
+            return None
+
+        if expected.dtype.is_floating_point or expected.dtype.is_complex:
+            nonfinite = ~torch.isfinite(actual)
+            count = int(nonfinite.sum())
+            if count:
+                index = _unravel(int(nonfinite.flatten().nonzero()[0]), shape)
+                return Mismatch(
+                    **base,
+                    **info,
+                    kind="nonfinite",
+                    nonfinite_count=count,
+                    first_bad_index=index,
+                    expected_value=_item(expected, index),
+                    actual_value=_item(actual, index),
+                )
+            a64, e64 = actual.to(torch.float64), expected.to(torch.float64)
+        else:
+            a64, e64 = actual.to(torch.float64), expected.to(torch.float64)
+
+        diff = (a64 - e64).abs()
+        bad = diff > (atol + tol.rtol * e64.abs())
+        max_abs = float(diff.max())
+        rel = diff / torch.clamp(e64.abs(), min=max(atol, 1e-30))
+        max_rel = float(rel.max())
+        count = int(bad.sum())
+        if not count:
+            self.max_abs_error = max(self.max_abs_error, max_abs)
+            self.max_rel_error = max(self.max_rel_error, max_rel)
+            return None
+        norm = float(e64.norm())
+        index = _unravel(int(bad.flatten().nonzero()[0]), shape)
+        return Mismatch(
+            **base,
+            **info,
+            kind="values",
+            mismatch_count=count,
+            max_abs_error=max_abs,
+            max_rel_error=max_rel,
+            rel_l2_error=float((a64 - e64).norm()) / norm if norm else None,
+            first_bad_index=index,
+            expected_value=_item(expected, index),
+            actual_value=_item(actual, index),
+        )
+
+
+def _unravel(flat: int, shape: Sequence[int]) -> list[int]:
+    index = []
+    for size in reversed(shape):
+        index.append(flat % size)
+        flat //= size
+    return list(reversed(index))
+
+
+def _item(tensor: torch.Tensor, index: list[int]) -> float | None:
+    try:
+        value = tensor[tuple(index)].item()
+    except (IndexError, RuntimeError):
+        return None
+    return float(value.real) if isinstance(value, complex) else float(value)
+
+
+def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Exact equality (NaN equal to NaN): an input must come back as it went in."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.is_floating_point:
+        return bool(torch.equal(a.isnan(), b.isnan())) and bool(
+            torch.equal(torch.nan_to_num(a, nan=0.0), torch.nan_to_num(b, nan=0.0))
+        )
+    return bool(torch.equal(a, b))
+
+
+def first_modified(before: list[Any], after: list[Any]) -> int | None:
+    """The index of the first tensor argument that ``after`` no longer holds as in ``before``."""
+    for index, (old, new) in enumerate(zip(before, after, strict=True)):
+        if isinstance(old, torch.Tensor) and not same_bits(old, new):
+            return index
+    return None

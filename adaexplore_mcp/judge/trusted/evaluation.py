@@ -1,0 +1,416 @@
+"""One evaluation, run by the trusted process, which imports neither the task nor the candidate.
+
+The task's process builds every input from a seed drawn here (the candidate never sees one) and
+computes the reference; the candidate's process only ever receives inputs and sends back what
+forward returned. A trial, in order: fresh inputs from the task's process, copied into this
+process; a copy offered to the candidate; its outputs copied back here; its inputs checked
+unmodified; only then the reference, computed on the task's own copy. Every comparison, every
+clock and the verdict are this process's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import secrets
+import time
+from contextlib import nullcontext
+from typing import Any
+
+import torch
+
+from adaexplore_mcp.judge import messages
+from adaexplore_mcp.judge.checks import Violation
+from adaexplore_mcp.judge.errors import classify, detail_of
+from adaexplore_mcp.judge.precision import forced_tolerances
+from adaexplore_mcp.judge.result import (
+    Correctness,
+    Environment,
+    EvalResult,
+    IntegrityFlag,
+    Mismatch,
+    Phase,
+    PhaseTimes,
+    RuntimeStats,
+    ShapeError,
+    Status,
+    TimingDetail,
+    kernel_hash,
+)
+from adaexplore_mcp.judge.trusted import integrity
+from adaexplore_mcp.judge.trusted.compare import Comparison, first_modified
+from adaexplore_mcp.judge.trusted.gpulock import GpuLock
+from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed, SubjectLost
+from adaexplore_mcp.judge.trusted.report import Reporter, TaskFailed
+from adaexplore_mcp.judge.wire.jobs import ChildJob
+from adaexplore_mcp.judge.wire.subject import (
+    BuildAnswer,
+    BuildRequest,
+    CallAnswer,
+    CallMode,
+    CallRequest,
+    ForgetRequest,
+    InputsRequest,
+    OkAnswer,
+    Profile,
+    ReadyAnswer,
+    ReferenceRequest,
+    SubjectError,
+    ValuesAnswer,
+)
+from adaexplore_mcp.tasks import ShapeVariant
+
+
+class Verdict(Exception):
+    """Ends the evaluation early with a non-correct result."""
+
+    def __init__(self, result: EvalResult) -> None:
+        self.result = result
+
+
+def device_of(job: ChildJob) -> torch.device:
+    # A GPU job's processes see exactly one GPU (CUDA_VISIBLE_DEVICES), whatever it is called.
+    return torch.device("cpu") if job.device == "cpu" else torch.device("cuda", 0)
+
+
+def gpu_lock(job: ChildJob) -> tuple[Any, Any]:
+    """(shared, exclusive) context-manager factories; no-ops on the CPU."""
+    if job.device == "cpu" or not job.gpu_lock:
+        return nullcontext, nullcontext
+    lock = GpuLock(job.gpu_lock)
+    return lock.shared, lock.exclusive
+
+
+def task_failure(task_name: str, shown: str, error: SubjectError) -> TaskFailed:
+    where = ""
+    if error.frames:
+        where = f" at {shown}:{error.frames[-1].line}"
+    return TaskFailed(f"task {task_name!r}: {error.message}{where} ({error.type})")
+
+
+class Evaluation:
+    def __init__(
+        self,
+        job: ChildJob,
+        *,
+        candidate: Link,
+        task: Link,
+        calibrator: Link | None,
+        reporter: Reporter,
+    ) -> None:
+        assert job.task is not None and job.code is not None
+        self.job = job
+        self.task = job.task
+        self.candidate = candidate
+        self.task_link = task
+        self.calibrator = calibrator
+        self.reporter = reporter
+        # Every seed is drawn here, after the fork: no other process ever held one.
+        self.rng = random.Random(secrets.randbits(64))
+        self.init_seed = self.rng.getrandbits(62)
+        self.device = device_of(job)
+        self.device_kind = "cpu" if self.device.type == "cpu" else "cuda"
+        self.comparison = Comparison(
+            job.tolerances, job.task.tolerance, forced_tolerances(job.precision)
+        )
+        self.correctness = Correctness()
+        self.phases = PhaseTimes()
+        self.shared, self.exclusive = gpu_lock(job)
+        self.environment: Environment | None = None
+        self._keys = itertools.count(1)
+        self._calls_on: dict[str, int] = {}
+        self._earlier: dict[str, list[Any]] = {}
+        self.parameter_bytes: dict[str, int] = {}
+        self.profile_main: Profile | None = None
+        self.kernel_s = 0.0
+        self.guarded = job.integrity.enabled
+
+    # -- the procedure -------------------------------------------------------------------------
+
+    def run(self) -> EvalResult:
+        runtime: RuntimeStats | None = None
+        timing: TimingDetail | None = None
+        try:
+            with self.shared():
+                self._ready()
+                self._check_all()
+            if self.device_kind == "cuda":
+                runtime, timing = self._time()
+        except Verdict as verdict:
+            return verdict.result
+        except Violation as violation:
+            return self._rejection(violation)
+        except SubjectLost as lost:
+            if lost.role == "task":
+                raise TaskFailed(f"task {self.task.name!r}: its process {lost.why}") from None
+            return self._lost(lost)
+        self.phases.kernel_s = self.kernel_s
+        text = messages.correct(self.correctness, runtime, self.environment)
+        return self._result(Status.CORRECT, text, runtime=runtime, timing=timing)
+
+    def _ready(self) -> None:
+        self.reporter.phase(Phase.COMPILING)
+        started = time.perf_counter()
+        task_ready = self.task_link.ready()
+        if task_ready.error is not None:
+            raise self._task_failed(task_ready.error)
+        ready = self.candidate.ready()
+        if self.calibrator is not None:
+            self.calibrator.ready()
+        self.environment = _environment(self.job, ready)
+        self.phases.compile_s += time.perf_counter() - started
+        if ready.error is not None:
+            if self.guarded:
+                integrity.first_signals(ready.signals)
+            if ready.error.type == "MissingModelNew":
+                raise Verdict(self._result(Status.COMPILE_ERROR, messages.MISSING_MODEL_NEW))
+            self._fail(ready.error, Phase.COMPILING, loading=True)
+        if self.guarded:
+            integrity.first_signals(ready.signals)
+
+    def _task_failed(self, error: SubjectError) -> TaskFailed:
+        shown = str(self.task.path) if self.task.path else f"task {self.task.name!r}"
+        return task_failure(self.task.name, shown, error)
+
+    def _check_all(self) -> None:
+        variants = self.task.variants_for(self.device_kind)
+        for position, variant in enumerate(variants):
+            self._build(variant)
+            trials = self.job.trials if position == 0 else self.job.odd_trials
+            for trial in range(trials):
+                self._trial(variant, trial, "check")
+            if self.guarded:
+                self._trial(variant, trials, "profile")
+                self._trial(variant, trials + 1, "noop")
+            self.correctness.variants_checked.append(variant.describe())
+
+    def _build(self, variant: ShapeVariant) -> None:
+        request = BuildRequest(
+            variant=variant.name, overrides=dict(variant.overrides), seed=self.init_seed
+        )
+        built, payload = self._task(request, BuildAnswer)
+        init = self.task_link.take(built.init or [], payload, set())
+        self.parameter_bytes[variant.name] = built.parameter_bytes
+        specs, offered, _ = self.candidate.offer(init)
+        try:
+            self.candidate.ask(
+                request.model_copy(update={"init": specs}), offered, expect=BuildAnswer
+            )
+        except SubjectFailed as failure:
+            if self.guarded:
+                integrity.first_signals(failure.answer.signals)
+            self._fail(failure.answer.error, Phase.COMPILING, loading=True)
+
+    def _task(self, request: Any, expect: type) -> tuple[Any, bytes]:
+        try:
+            return self.task_link.ask(request, expect=expect)
+        except SubjectFailed as failure:
+            raise self._task_failed(failure.answer.error) from None
+
+    def _inputs(self, variant: ShapeVariant, *, reference: bool = False) -> tuple[int, list[Any]]:
+        key = next(self._keys)
+        request = InputsRequest(
+            variant=variant.name,
+            overrides=dict(variant.overrides),
+            seed=self.rng.getrandbits(62),
+            key=key,
+            reference=reference,
+        )
+        answer, payload = self._task(request, ValuesAnswer)
+        return key, self.task_link.take(answer.values, payload, set())
+
+    def _reference(self, key: int, *, fresh: bool = True) -> tuple[list[Any], ValuesAnswer]:
+        answer, payload = self._task(ReferenceRequest(key=key, fresh=fresh), ValuesAnswer)
+        expected = self.task_link.take(answer.values, payload, set())
+        self._task(ForgetRequest(keys=[key]), OkAnswer)
+        return expected, answer
+
+    def _trial(self, variant: ShapeVariant, trial: int, mode: CallMode) -> None:
+        key, master = self._inputs(variant)
+        first = self._calls_on.get(variant.name, 0) == 0
+        phase = Phase.COMPILING if not self._calls_on else Phase.CHECKING
+        outputs, answer, args_after, offered_views = self._call(variant, master, mode, phase, first)
+        if answer is None:  # noop mode: forward failed without its launches, as it should
+            self._task(ForgetRequest(keys=[key]), OkAnswer)
+            return
+        if self.guarded:
+            integrity.first_signals(answer.signals, compiling=first)
+            integrity.launches(answer.signals, calls=1)
+        if mode == "profile" and self.profile_main is None:
+            self.profile_main = answer.signals.profile
+        after = offered_views or args_after
+        modified = first_modified(master, after) if after else None
+        if modified is not None and mode != "noop":
+            self._incorrect(
+                Mismatch(
+                    variant=variant.describe(),
+                    trial=trial,
+                    output_index=modified,
+                    kind="input_modified",
+                )
+            )
+        expected, reference = self._reference(key)
+        where = f"input set {trial + 1} of {variant.describe()}"
+        if mode == "noop":
+            if (
+                self.comparison.fresh().compare(outputs, expected, variant=where, trial=trial)
+                is None
+            ):
+                integrity.no_triton_work(variant.describe())
+            return
+        if self.guarded:
+            integrity.outputs(
+                answer.signals,
+                outputs,
+                expected,
+                reference_aliases=reference.aliased_input is not None,
+            )
+        mismatch = self.comparison.compare(
+            outputs, expected, variant=variant.describe(), trial=trial
+        )
+        self.correctness.trials_run += 1
+        if mismatch is not None:
+            integrity.result_reuse(outputs, self._earlier.get(variant.name), self.comparison, where)
+            self._diagnose_rounding(mismatch)
+            self._incorrect(mismatch)
+        self._earlier[variant.name] = expected
+        self.correctness.trials_passed += 1
+        self.correctness.max_abs_error = self.comparison.max_abs_error
+        self.correctness.max_rel_error = self.comparison.max_rel_error
+
+    def _call(
+        self, variant: ShapeVariant, master: list[Any], mode: CallMode, phase: Phase, first: bool
+    ) -> tuple[list[Any], CallAnswer | None, list[Any] | None, list[Any]]:
+        """One call of the candidate's forward on a copy of ``master``."""
+        self.reporter.phase(phase)
+        specs, payload, views = self.candidate.offer(master)
+        started = time.perf_counter()
+        try:
+            answer, answer_payload = self.candidate.ask(
+                CallRequest(variant=variant.name, args=specs, mode=mode), payload, expect=CallAnswer
+            )
+        except SubjectFailed as failure:
+            if self.guarded:
+                integrity.first_signals(failure.answer.signals, compiling=first)
+            if mode == "noop":
+                return [], None, None, []
+            self._charge(time.perf_counter() - started, first)
+            self._fail(failure.answer.error, phase, loading=False)
+        self._charge(time.perf_counter() - started, first)
+        self._calls_on[variant.name] = self._calls_on.get(variant.name, 0) + 1
+        own = self.candidate.own_handles
+        outputs = self.candidate.take(answer.outputs, answer_payload, own)
+        args_after = (
+            self.candidate.take(answer.args_after, answer_payload, own)
+            if answer.args_after is not None
+            else None
+        )
+        return outputs, answer, args_after, views
+
+    def _charge(self, elapsed: float, first: bool) -> None:
+        if first:
+            self.phases.compile_s += elapsed
+        else:
+            self.phases.check_s += elapsed
+            self.kernel_s += elapsed
+
+    def _diagnose_rounding(self, mismatch: Mismatch) -> None:
+        """For wrong values of the size rounding produces: the same output's error on the
+        task's other shapes. Rounding error grows with the reduction length, a logic error
+        usually does not; the message reports which it is. Never changes the verdict."""
+        if not messages.rounding_sized(mismatch):
+            return
+        errors = [ShapeError(shape=mismatch.variant, inputs=0, rel_l2_error=mismatch.rel_l2_error)]
+        try:
+            for variant in self.task.variants_for(self.device_kind):
+                key, master = self._inputs(variant)
+                if variant.describe() == mismatch.variant:
+                    errors[0].inputs = _numel(master)
+                    self._task(ForgetRequest(keys=[key]), OkAnswer)
+                    continue
+                if variant.name not in self.parameter_bytes:
+                    self._build(variant)
+                outputs, _, _, _ = self._call(variant, master, "check", Phase.CHECKING, False)
+                expected, _ = self._reference(key)
+                actual, want = outputs[mismatch.output_index], expected[mismatch.output_index]
+                norm = float(want.double().norm())
+                if norm:
+                    error = float((actual.double() - want.double()).norm()) / norm
+                    errors.append(
+                        ShapeError(
+                            shape=variant.describe(), inputs=_numel(master), rel_l2_error=error
+                        )
+                    )
+        except (
+            Verdict,
+            Violation,
+            SubjectLost,
+            SubjectFailed,
+            TaskFailed,
+            IndexError,
+            RuntimeError,
+        ):
+            return  # a diagnosis only: whatever the kernel does here, the verdict stands
+        mismatch.errors_by_shape = sorted(errors, key=lambda e: e.inputs)
+
+    def _time(self) -> tuple[RuntimeStats, TimingDetail]:
+        from adaexplore_mcp.judge.trusted.timed_calls import time_candidate
+
+        return time_candidate(self)
+
+    # -- verdicts ------------------------------------------------------------------------------
+
+    def _fail(self, error: SubjectError, phase: Phase, *, loading: bool):
+        status = classify(error, loading=loading)
+        detail = detail_of(error, phase)
+        raise Verdict(self._result(status, messages.error(status, detail, phase), error=detail))
+
+    def _lost(self, lost: SubjectLost) -> EvalResult:
+        from adaexplore_mcp.judge.result import ErrorDetail
+
+        phase = self.reporter.phase_now or Phase.COMPILING
+        if lost.garbled:
+            text = messages.garbled(phase, lost.why)
+            detail = ErrorDetail(type="ProtocolError", message=text, phase=phase)
+            return self._result(Status.RUNTIME_ERROR, text, error=detail)
+        detail = ErrorDetail(type="Crash", message=f"the kernel's process {lost.why}", phase=phase)
+        return self._result(Status.RUNTIME_ERROR, messages.crashed(phase, None, None), error=detail)
+
+    def _rejection(self, violation: Violation) -> EvalResult:
+        flag = IntegrityFlag(check=violation.check.value, detail=violation.detail)
+        message = f"Rejected by the {violation.check.value} check: {violation.detail}."
+        return self._result(Status.REJECTED, message, integrity=[flag])
+
+    def _incorrect(self, mismatch: Mismatch):
+        self.correctness.mismatch = mismatch
+        raise Verdict(self._result(Status.INCORRECT, messages.incorrect(mismatch)))
+
+    def _result(self, status: Status, message: str, **fields: Any) -> EvalResult:
+        return EvalResult(
+            status=status,
+            message=message,
+            task=self.task.name,
+            task_hash=self.task.hash,
+            kernel_hash=kernel_hash(self.job.code or ""),
+            correctness=self.correctness,
+            timing_meaningful=self.device_kind == "cuda" and fields.get("runtime") is not None,
+            environment=self.environment,
+            phases=self.phases,
+            **fields,
+        )
+
+
+def _environment(job: ChildJob, ready: ReadyAnswer) -> Environment:
+    return Environment(
+        device=job.device,
+        device_name=ready.device_name or "unknown",
+        capability=ready.capability,
+        interpreter=job.device == "cpu",
+        torch=ready.torch,
+        triton=ready.triton,
+        python=ready.python,
+    )
+
+
+def _numel(values: list[Any]) -> int:
+    return sum(v.numel() for v in values if isinstance(v, torch.Tensor))

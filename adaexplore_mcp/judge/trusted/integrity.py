@@ -1,0 +1,160 @@
+"""Every run-time integrity verdict, decided in the trusted process: the only place that raises
+``Violation``.
+
+Some decisions rest on what the trusted process saw for itself (an output that matches an
+earlier answer, a right answer with Triton's launches disabled, a timed call's output, a time
+below what the GPU's bandwidth allows); the others on the first signals the candidate's process
+sent (``wire.subject.Signals``), which only ever make a verdict stricter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from adaexplore_mcp.judge.checks import Check, Violation
+from adaexplore_mcp.judge.trusted.compare import Comparison, as_outputs
+from adaexplore_mcp.judge.wire.subject import Signals
+from adaexplore_mcp.judge.wire.values import Opaque
+
+_KNOWN = {check.value for check in Check}
+
+
+def first_signals(signals: Signals, *, calls: int = 1, compiling: bool = False) -> None:
+    """What the candidate's process reported about ``calls`` calls of forward (or its import).
+    ``compiling``: the first call on a shape, where Triton may start threads of its own."""
+    for event in signals.audit:
+        check = Check(event.check) if event.check in _KNOWN else Check.HARNESS_TAMPERING
+        raise Violation(check, event.detail)
+    if signals.precision:
+        raise Violation(
+            Check.PRECISION_DOWNGRADE,
+            f"{signals.precision[0]}; the judge compares float32 work in full float32 precision",
+        )
+    if signals.threads:
+        raise Violation(
+            Check.BACKGROUND_THREAD,
+            f"thread {signals.threads[0]!r} was still running after forward returned; all work "
+            "must be finished (and timed) when forward returns",
+        )
+    if signals.native_threads_grew and not compiling and signals.profile is None:
+        raise Violation(
+            Check.BACKGROUND_THREAD,
+            "forward left a new native thread running; all work must be finished (and timed) "
+            "when forward returns",
+        )
+    if signals.stream_not_default:
+        raise Violation(
+            Check.HIDDEN_WORK,
+            "forward returned with another CUDA stream current; launch on the current stream, or "
+            "join a side stream into it before returning",
+        )
+
+
+def launches(signals: Signals, *, calls: int) -> None:
+    """Each call of forward launches a Triton kernel and computes nothing in torch."""
+    if signals.launches < calls:
+        raise Violation(
+            Check.NO_TRITON_KERNEL,
+            "forward launched no Triton kernel; the computation must run in a `@triton.jit` "
+            "kernel launched as `kernel[grid](...)` on every call",
+        )
+    profiled = signals.profile.torch_ops if signals.profile is not None else {}
+    ops = signals.torch_ops or profiled
+    if ops:
+        listed = ", ".join(f"{name} ×{count}" for name, count in sorted(ops.items()))
+        seen = "" if signals.torch_ops else " (seen by the profiler, on every thread)"
+        raise Violation(
+            Check.TORCH_FALLBACK,
+            f"forward computed with torch operators ({listed}){seen}; torch may only allocate, "
+            "reshape and copy (see docs/integrity.md), the computation belongs in Triton",
+        )
+
+
+def outputs(
+    signals: Signals, actual: list[Any], expected: list[Any], *, reference_aliases: bool
+) -> None:
+    """Plain tensors of the reference's precision, in memory of their own."""
+    for index, kind in enumerate(signals.output_kinds):
+        if kind is not None:
+            raise Violation(
+                Check.LAZY_OUTPUT,
+                f"output {index} is a {kind}; forward must return plain torch.Tensor results, "
+                "computed before it returns",
+            )
+    for index, (got, want) in enumerate(zip(actual, expected, strict=False)):
+        if isinstance(got, Opaque) and isinstance(want, torch.Tensor):
+            raise Violation(
+                Check.LAZY_OUTPUT,
+                f"output {index} is a {got.type_name}, not a tensor; forward must return plain "
+                "torch.Tensor results, computed before it returns",
+            )
+        if (
+            isinstance(got, torch.Tensor)
+            and isinstance(want, torch.Tensor)
+            and got.dtype.is_floating_point
+            and want.dtype.is_floating_point
+            and got.dtype != want.dtype
+            and torch.finfo(got.dtype).eps > torch.finfo(want.dtype).eps
+        ):
+            name = lambda d: str(d).removeprefix("torch.")  # noqa: E731
+            raise Violation(
+                Check.PRECISION_DOWNGRADE,
+                f"output {index} is {name(got.dtype)} where the reference returns "
+                f"{name(want.dtype)}; compute in {name(want.dtype)} or convert the result back "
+                "before returning",
+            )
+    if signals.aliased_input is not None and not reference_aliases:
+        raise Violation(
+            Check.OUTPUT_ALIASES_INPUT,
+            f"output {signals.aliased_input} shares memory with an input; return a new tensor "
+            "holding the result",
+        )
+
+
+def result_reuse(
+    actual: Any, earlier: list[Any] | None, comparison: Comparison, where: str
+) -> None:
+    """A wrong result that is right for an earlier input set was kept from that call."""
+    if earlier is None:
+        return
+    if comparison.fresh().compare(as_outputs(actual), earlier, variant=where, trial=-1) is None:
+        raise Violation(
+            Check.RESULT_REUSE,
+            f"for {where}, forward returned the result of the previous input set; caches keyed "
+            "by pointer, shape or content are not allowed, compute on every call",
+        )
+
+
+def no_triton_work(where: str) -> None:
+    raise Violation(
+        Check.NO_TRITON_WORK,
+        f"on {where}, forward returned the right result with every Triton launch turned into a "
+        "no-op, so something else computed it; the computation must run in Triton kernels",
+    )
+
+
+def timed_output(call: int, kind: str) -> None:
+    raise Violation(
+        Check.TIMED_OUTPUT,
+        f"timed call #{call} returned a result that does not match its own inputs ({kind}); a "
+        "kernel must compute its result on every call, from the inputs it is given",
+    )
+
+
+def timed_inputs_modified() -> None:
+    raise Violation(Check.TIMED_OUTPUT, "the kernel modified its inputs during the timed calls")
+
+
+def speed_of_light(median_ms: float, nbytes: int, bandwidth: float, fraction: float) -> None:
+    """No kernel reads its inputs and parameters faster than the GPU's copy bandwidth allows."""
+    floor_ms = nbytes / bandwidth * 1e3
+    if median_ms < fraction * floor_ms:
+        raise Violation(
+            Check.IMPOSSIBLE_SPEEDUP,
+            f"the kernel took {median_ms * 1e3:.1f} µs, but reading the task's "
+            f"{nbytes / 2**20:.1f} MiB of inputs and parameters once at this GPU's measured "
+            f"{bandwidth / 1e9:.0f} GB/s takes {floor_ms * 1e3:.1f} µs; the work was skipped "
+            "or done outside the timed call",
+        )

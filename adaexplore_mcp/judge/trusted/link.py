@@ -1,0 +1,168 @@
+"""The trusted process's end of its link to a user-code process (the candidate's or the task's).
+
+Requests go out; answers come back validated; tensors that come back are copied into the
+trusted process's own memory before anything looks at them (``wire.ipc.CopyingDecoder``). A
+process that dies, closes its socket or answers out of turn is ``SubjectLost``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Literal
+
+import torch
+
+from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed, FrameError
+from adaexplore_mcp.judge.wire.ipc import Arena, ArenaEncoder, CopyingDecoder, arena_bytes
+from adaexplore_mcp.judge.wire.subject import (
+    Answer,
+    ErrorAnswer,
+    ReadyAnswer,
+    answer_adapter,
+)
+from adaexplore_mcp.judge.wire.values import (
+    DecodeError,
+    Decoder,
+    PayloadDecoder,
+    PayloadEncoder,
+    Value,
+)
+
+Role = Literal["candidate", "task", "calibrator"]
+
+
+class SubjectLost(Exception):
+    """The process ended, or broke the protocol (``garbled``), while the trusted process
+    waited on it."""
+
+    def __init__(self, role: Role, why: str, *, garbled: bool = False) -> None:
+        super().__init__(f"the {role}'s process {why}")
+        self.role = role
+        self.why = why
+        self.garbled = garbled
+
+
+class SubjectFailed(Exception):
+    """The process answered with an error (user code raised)."""
+
+    def __init__(self, role: Role, answer: ErrorAnswer) -> None:
+        super().__init__(answer.error.message)
+        self.role = role
+        self.answer = answer
+
+
+class Link:
+    def __init__(
+        self, role: Role, channel: Channel, device: torch.device, own_handles: set[str]
+    ) -> None:
+        self.role = role
+        self.channel = channel
+        self.device = device
+        self.own_handles = own_handles  # every arena this process shared, with any process
+        self._arenas: list[Arena] = []
+        self._trial_arena: Arena | None = None
+        self._copier: CopyingDecoder | None = None
+
+    # -- talking -------------------------------------------------------------------------------
+
+    def ready(self, timeout_s: float | None = None) -> ReadyAnswer:
+        answer, _ = self._receive(timeout_s)
+        if not isinstance(answer, ReadyAnswer):
+            raise SubjectLost(self.role, "answered out of turn", garbled=True)
+        return answer
+
+    def ask(
+        self, request: Any, payload: bytes = b"", *, expect: type, timeout_s: float | None = None
+    ) -> tuple[Any, bytes]:
+        """Send ``request``; its answer of type ``expect`` (``SubjectFailed`` for an error)."""
+        self.send(request, payload)
+        return self.answer(expect=expect, timeout_s=timeout_s)
+
+    def send(self, request: Any, payload: bytes = b"") -> None:
+        try:
+            self.channel.send(request, payload)
+        except ChannelClosed as exc:
+            raise SubjectLost(self.role, f"is gone ({exc})") from None
+
+    def answer(self, *, expect: type, timeout_s: float | None = None) -> tuple[Any, bytes]:
+        answer, payload = self._receive(timeout_s)
+        if isinstance(answer, ErrorAnswer):
+            raise SubjectFailed(self.role, answer)
+        if not isinstance(answer, expect):
+            raise SubjectLost(
+                self.role, f"answered {answer.kind!r} where {expect.__name__} was due", garbled=True
+            )
+        return answer, payload
+
+    def _receive(self, timeout_s: float | None) -> tuple[Answer, bytes]:
+        try:
+            return self.channel.receive(answer_adapter, timeout_s=timeout_s)
+        except ChannelClosed as exc:
+            raise SubjectLost(self.role, f"ended ({exc})") from None
+        except FrameError as exc:
+            raise SubjectLost(self.role, f"sent a malformed answer ({exc})", garbled=True) from None
+
+    def quit(self) -> None:
+        from adaexplore_mcp.judge.wire.subject import QuitRequest
+
+        with contextlib.suppress(ChannelClosed):
+            self.channel.send(QuitRequest())
+
+    # -- tensors -------------------------------------------------------------------------------
+
+    def offer(self, values: list[Any]) -> tuple[list[Value], bytes, list[Any]]:
+        """Describe ``values`` for the other process: on a GPU their bytes go into an arena of
+        this process's, and the values as the other side sees them are returned (each GPU
+        tensor's copy in the arena), to check afterwards what it did with them; on the CPU they
+        travel in the payload (and nothing is returned: the other side sends them back)."""
+        if self.device.type != "cuda":
+            encoder = PayloadEncoder()
+            specs = encoder.encode_all(values)
+            return specs, encoder.payload(), []
+        needed = arena_bytes(values)
+        if self._trial_arena is None or self._trial_arena.size < needed:
+            self._trial_arena = self.new_arena(needed)
+        self._trial_arena.reset()
+        gpu = ArenaEncoder(self._trial_arena)
+        specs = gpu.encode_all(values)
+        seen = [gpu.views.get(id(value), value) for value in values]
+        return specs, gpu.payload.payload(), seen
+
+    def new_arena(self, nbytes: int) -> Arena:
+        """A dedicated arena of at least ``nbytes``. Arenas are never freed while the job runs:
+        the other process may still map one."""
+        arena = Arena(max(nbytes, 1 << 20))
+        self._arenas.append(arena)
+        self.own_handles.add(arena.handle)
+        return arena
+
+    def decoder(self, payload: bytes) -> Decoder:
+        if self.device.type != "cuda":
+            return PayloadDecoder(payload)
+        if self._copier is None:  # one for the link: it keeps what it mapped
+            self._copier = CopyingDecoder(payload, own_handles=self.own_handles)
+        return self._copier.with_payload(payload)
+
+    def take(
+        self, values: list[Value], payload: bytes, own_handles: set[str] | None = None
+    ) -> list[Any]:
+        """The values the other process sent, in this process's memory (``SubjectLost`` when the
+        descriptions do not fit what was sent). Memory the trusted process shared itself is
+        never accepted back."""
+        try:
+            return self.decoder(payload).decode_all(values)
+        except DecodeError as exc:
+            raise SubjectLost(
+                self.role, f"sent values that do not decode ({exc})", garbled=True
+            ) from None
+
+    def map(self, values: list[Value], own_handles: set[str] | None = None) -> None:
+        """Open the shared memory ``values`` name, without copying yet."""
+        decoder = self.decoder(b"")
+        if isinstance(decoder, CopyingDecoder):
+            try:
+                decoder.map(values)
+            except DecodeError as exc:
+                raise SubjectLost(
+                    self.role, f"sent values that do not decode ({exc})", garbled=True
+                ) from None

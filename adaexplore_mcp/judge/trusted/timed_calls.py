@@ -1,0 +1,105 @@
+"""An evaluation's timing phase: the candidate's forward in gated spans on fresh inputs, every
+output checked against the reference, and the figures that go into the result."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import TYPE_CHECKING, Any
+
+from adaexplore_mcp.judge.result import KernelTime, Phase, RuntimeStats, TimingDetail
+from adaexplore_mcp.judge.trusted import integrity
+from adaexplore_mcp.judge.trusted.timing import (
+    Gpu,
+    SpanResult,
+    SpanTimer,
+    run_spans,
+    set_bytes,
+    stats,
+)
+from adaexplore_mcp.judge.wire.subject import Profile
+
+if TYPE_CHECKING:
+    from adaexplore_mcp.judge.trusted.evaluation import Evaluation
+
+
+def time_candidate(evaluation: Evaluation) -> tuple[RuntimeStats, TimingDetail]:
+    variant = evaluation.task.main_variant("cuda")
+    settings = evaluation.job.timing
+    started = time.perf_counter()
+    assert evaluation.calibrator is not None
+    with evaluation.exclusive():
+        evaluation.reporter.phase(Phase.TIMING)
+        gpu = Gpu(settings)
+        timer = SpanTimer(
+            subject=evaluation.candidate,
+            calibrator=evaluation.calibrator,
+            gpu=gpu,
+            settings=settings,
+            variant=variant.name,
+        )
+        one_set: list[Any] = []
+
+        def fresh_sets(count: int) -> list[tuple[int, list[Any]]]:
+            sets = [evaluation._inputs(variant, reference=True) for _ in range(count)]
+            if not one_set:
+                one_set.extend(sets[0][1])
+            return sets
+
+        def check(sets: list[tuple[int, list[Any]]], result: SpanResult, first: int) -> None:
+            if evaluation.guarded:
+                integrity.first_signals(result.signals)
+                integrity.launches(result.signals, calls=len(sets))
+            if result.inputs_modified:
+                integrity.timed_inputs_modified()
+            for offset, ((key, _), outputs) in enumerate(zip(sets, result.outputs, strict=True)):
+                expected, _ = evaluation._reference(key, fresh=False)
+                mismatch = evaluation.comparison.fresh().compare(
+                    outputs, expected, variant=variant.describe(), trial=-1
+                )
+                if mismatch is not None:
+                    integrity.timed_output(first + offset + 1, mismatch.kind)
+            evaluation.correctness.timed_calls_checked += len(sets)
+
+        measurement = run_spans(
+            timer,
+            fresh_sets=fresh_sets,
+            check=check,
+            settings=settings,
+            total_memory=gpu.total_memory,
+        )
+        bandwidth = gpu.bandwidth()
+    runtime = stats(measurement.per_call_ms)
+    runtime.n = measurement.spans * measurement.calls_per_span
+    evaluation.phases.timing_s = time.perf_counter() - started
+    evaluation.kernel_s += sum(measurement.per_call_ms) * measurement.calls_per_span / 1e3
+    integrity.speed_of_light(
+        runtime.median_ms,
+        set_bytes(one_set) + evaluation.parameter_bytes.get(variant.name, 0),
+        bandwidth,
+        evaluation.job.integrity.speed_of_light_fraction,
+    )
+    return runtime, detail(measurement, evaluation.profile_main)
+
+
+def detail(measurement, profile: Profile | None) -> TimingDetail:
+    kernels = []
+    profiled_ms = triton_share = None
+    if profile is not None and profile.kernels:
+        kernels = [
+            KernelTime(name=k.name, triton=k.triton, launches=k.launches, ms=k.us / 1e3)
+            for k in profile.kernels[:10]
+        ]
+        total = sum(k.us for k in profile.kernels)
+        profiled_ms = total / 1e3
+        triton_share = sum(k.us for k in profile.kernels if k.triton) / total if total else None
+    return TimingDetail(
+        calls_per_span=measurement.calls_per_span,
+        spans=measurement.spans,
+        handoff_ms=statistics.median(measurement.handoff_ms),
+        synchronizing=measurement.synchronizing,
+        host=stats(measurement.host_ms) if measurement.host_ms else None,
+        kernels=kernels,
+        profiled_ms=profiled_ms,
+        triton_share=triton_share,
+    )

@@ -1,0 +1,354 @@
+"""The clock: timing another process's forward from the trusted process's own stream.
+
+One *span* times ``K`` calls of forward. The subject (the candidate's or the task's process)
+enqueues its K calls behind a gate, a 32-bit word in this process's memory, and a write of the
+span's number to a done word after them, and answers once it has. This process then enqueues on
+its own stream: its start event; a copy of the K fresh input sets into the buffers the subject's
+calls read (with a kernel, so the subject cannot see them before the clock starts); an L2 flush;
+the gate's opening; a wait on the done word; its end event; and a copy of every output the
+subject named. So the subject's host (and any load on this machine) is outside the span, the
+inputs did not exist for the subject before it, and every output is taken right where the
+span ends.
+
+Handing the GPU from one process's context to another's costs a stable fraction of a
+millisecond (``notes/cross-process-timing-h100.md``). A *calibration span* with a trusted null
+subject (``trusted.calibrator``), the same copy and flush and one tiny kernel, measures that
+handoff next to every span; a span's time per call is (span - handoff) / K.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from adaexplore_mcp.config import TimingSettings
+from adaexplore_mcp.judge.result import RuntimeStats
+from adaexplore_mcp.judge.trusted.link import Link, SubjectLost
+from adaexplore_mcp.judge.wire import cuda
+from adaexplore_mcp.judge.wire.ipc import ALIGN, Arena, storage_bytes
+from adaexplore_mcp.judge.wire.subject import (
+    ArmedAnswer,
+    ArmRequest,
+    Gate,
+    OkAnswer,
+    ReleaseRequest,
+    Signals,
+)
+from adaexplore_mcp.judge.wire.values import Encoder, PayloadEncoder, TensorValue, Value, describe
+
+SPAN_DEADLINE_S = 60.0
+
+
+class SubjectStuck(Exception):
+    """The subject armed its calls but never reported them done."""
+
+
+def stats(samples_ms: list[float]) -> RuntimeStats:
+    return RuntimeStats(
+        median_ms=statistics.median(samples_ms),
+        mean_ms=statistics.fmean(samples_ms),
+        std_ms=statistics.pstdev(samples_ms) if len(samples_ms) > 1 else 0.0,
+        min_ms=min(samples_ms),
+        max_ms=max(samples_ms),
+        n=len(samples_ms),
+    )
+
+
+class Gpu:
+    """What this process measures with: a stream of its own and an L2 flush."""
+
+    def __init__(self, settings: TimingSettings) -> None:
+        self.device = torch.device("cuda", 0)
+        props = torch.cuda.get_device_properties(self.device)
+        l2_bytes = getattr(props, "L2_cache_size", 0) or 64 * 2**20
+        self.total_memory = props.total_memory
+        self.flush_buffer = torch.empty(
+            int(l2_bytes * settings.l2_flush_factor) // 4, dtype=torch.int32, device=self.device
+        )
+        self.stream = torch.cuda.Stream(self.device)
+        self.side = torch.cuda.Stream(self.device)
+
+    def flush(self) -> None:
+        self.flush_buffer.zero_()
+
+    def bandwidth(self, size_mb: int = 256) -> float:
+        """Bytes per second the GPU copies device to device, best of a few runs: the fastest any
+        kernel can read its inputs."""
+        count = size_mb * 2**20 // 4
+        source = torch.empty(count, dtype=torch.int32, device=self.device)
+        target = torch.empty_like(source)
+        target.copy_(source)
+        best_s = math.inf
+        for _ in range(5):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            target.copy_(source)
+            end.record()
+            end.synchronize()
+            best_s = min(best_s, start.elapsed_time(end) / 1e3)
+        return 2 * count * 4 / best_s
+
+
+class _LayoutEncoder(Encoder):
+    """Places tensors in an arena's layout without copying them: their storage bytes go to a
+    staging buffer of this process first, and into the arena only inside the span."""
+
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+        self.payload = PayloadEncoder()
+        self.placed: list[tuple[int, Any]] = []
+
+    def tensor(self, tensor) -> TensorValue:
+        if tensor.device.type != "cuda":
+            return self.payload.tensor(tensor)
+        nbytes = tensor.untyped_storage().nbytes()
+        start = self.arena.reserve(nbytes)
+        self.placed.append((start, tensor))
+        return describe(tensor, "cuda", ipc=self.arena.handle, alloc_offset=start)
+
+
+def set_bytes(values: list[Any]) -> int:
+    total = 0
+    for value in values:
+        if isinstance(value, torch.Tensor) and value.device.type == "cuda":
+            total += -(-value.untyped_storage().nbytes() // ALIGN) * ALIGN
+        elif isinstance(value, list | tuple):
+            total += set_bytes(list(value))
+    return total
+
+
+@dataclass
+class SpanResult:
+    span_ms: float
+    handoff_ms: float
+    host_s: float
+    outputs: list[list[Any]]
+    synchronizing: bool
+    signals: Signals
+    inputs_modified: bool
+
+    def per_call_ms(self, calls: int) -> float:
+        return max(self.span_ms - self.handoff_ms, 0.0) / calls
+
+
+@dataclass
+class Measurement:
+    per_call_ms: list[float] = field(default_factory=list)
+    handoff_ms: list[float] = field(default_factory=list)
+    host_ms: list[float] = field(default_factory=list)
+    calls_per_span: int = 1
+    synchronizing: bool = False
+
+    @property
+    def spans(self) -> int:
+        return len(self.per_call_ms)
+
+
+class SpanTimer:
+    def __init__(
+        self,
+        *,
+        subject: Link,
+        calibrator: Link,
+        gpu: Gpu,
+        settings: TimingSettings,
+        variant: str,
+        compiled: bool = False,
+    ) -> None:
+        self.subject, self.calibrator, self.gpu = subject, calibrator, gpu
+        self.settings, self.variant, self.compiled = settings, variant, compiled
+        self.value = 0
+        self.synchronizing = False
+        self._gate, self._words = self._words_for(subject)
+        self._null_gate, self._null_words = self._words_for(calibrator)
+        self._inputs: Arena | None = None
+        self._staging: torch.Tensor | None = None
+
+    @staticmethod
+    def _words_for(link: Link) -> tuple[Gate, int]:
+        arena = link.new_arena(ALIGN)
+        arena.bytes[:8].zero_()
+        torch.cuda.synchronize()
+        return Gate(ipc=arena.handle, gate_offset=0, done_offset=4), arena.pointer
+
+    # -- one span ------------------------------------------------------------------------------
+
+    def span(self, sets: list[list[Any]]) -> SpanResult:
+        """Time one call of forward per input set (each set used once, never seen before)."""
+        calls, payload, used = self._stage(sets)
+        self.value += 1
+        started = time.perf_counter()
+        self.subject.send(
+            ArmRequest(
+                variant=self.variant,
+                calls=calls,
+                gate=self._gate,
+                value=self.value,
+                compiled=self.compiled,
+            ),
+            payload,
+        )
+        armed = self._armed(
+            patience_s=None if self.synchronizing else self.settings.enqueue_timeout_s
+        )
+        host_s = time.perf_counter() - started
+        if armed is None:
+            self.synchronizing = True
+        else:  # map what the outputs live in now: nothing host-side may wait inside the span
+            self._map(armed)
+        start, end, taken = (torch.cuda.Event(enable_timing=True) for _ in range(3))
+        outputs: list[list[Any]] = []
+        with torch.cuda.stream(self.gpu.stream):
+            stream = self.gpu.stream.cuda_stream
+            start.record()
+            self._fill(used)
+            self.gpu.flush()
+            cuda.write_value(stream, self._words, self.value)
+            cuda.wait_value(stream, self._words + 4, self.value)
+            end.record()
+            if armed is not None:
+                outputs = self._take(armed)
+            else:  # forward waited on the GPU: its answer comes once the gate is open
+                armed = self._armed(patience_s=SPAN_DEADLINE_S)
+                if armed is None:
+                    raise SubjectLost(self.subject.role, "did not arm its timed calls")
+                host_s = time.perf_counter() - started
+                outputs = self._take(armed)
+            taken.record()
+        self._wait(taken, self._words + 4)
+        span_ms = start.elapsed_time(taken if self.synchronizing else end)
+        modified = self._inputs_modified(used)
+        self.subject.ask(ReleaseRequest(), expect=OkAnswer)
+        handoff_ms = self._handoff(used)
+        return SpanResult(
+            span_ms, handoff_ms, host_s, outputs, self.synchronizing, armed[0].signals, modified
+        )
+
+    def _inputs_modified(self, used: int) -> bool:
+        assert self._inputs is not None and self._staging is not None
+        return used > 0 and not torch.equal(self._staging[:used], self._inputs.bytes[:used])
+
+    def _stage(self, sets: list[list[Any]]) -> tuple[list[list[Value]], bytes, int]:
+        """Lay the sets out in the subject's input arena, their bytes in a staging buffer."""
+        needed = sum(set_bytes(values) for values in sets)
+        if self._inputs is None or self._inputs.size < needed:
+            self._inputs = self.subject.new_arena(needed)
+            self._staging = torch.empty(
+                self._inputs.size, dtype=torch.uint8, device=self.gpu.device
+            )
+        self._inputs.reset()
+        layout = _LayoutEncoder(self._inputs)
+        calls = [layout.encode_all(values) for values in sets]
+        assert self._staging is not None
+        for start, tensor in layout.placed:
+            source = storage_bytes(tensor)
+            self._staging[start : start + source.numel()].copy_(source)
+        return calls, layout.payload.payload(), self._inputs.used
+
+    def _fill(self, used: int) -> None:
+        """The inputs into the subject's arena, with a kernel of this process's (an SM copy)."""
+        assert self._inputs is not None and self._staging is not None
+        if used:
+            torch.bitwise_or(self._staging[:used], 0, out=self._inputs.bytes[:used])
+
+    def _armed(self, *, patience_s: float | None) -> tuple[ArmedAnswer, bytes] | None:
+        if patience_s is not None and not self.subject.channel.readable(patience_s):
+            return None
+        return self.subject.answer(expect=ArmedAnswer)
+
+    def _map(self, armed: tuple[ArmedAnswer, bytes]) -> None:
+        for outputs in armed[0].outputs:
+            self.subject.map(outputs, self.subject.own_handles)
+
+    def _take(self, armed: tuple[ArmedAnswer, bytes]) -> list[list[Any]]:
+        answer, payload = armed
+        own = self.subject.own_handles
+        return [self.subject.take(outputs, payload, own) for outputs in answer.outputs]
+
+    def _wait(self, event: torch.cuda.Event, done_word: int) -> None:
+        deadline = time.monotonic() + SPAN_DEADLINE_S
+        while not event.query():
+            if time.monotonic() > deadline:
+                with torch.cuda.stream(self.gpu.side):
+                    cuda.set_word(self.gpu.side.cuda_stream, done_word, self.value)
+                raise SubjectStuck
+            time.sleep(0.0002)
+
+    def _handoff(self, used: int) -> float:
+        """The same T-side work as a span, with the null subject doing one tiny kernel."""
+        self.calibrator.ask(
+            ArmRequest(variant="null", calls=[[]], gate=self._null_gate, value=self.value),
+            expect=ArmedAnswer,
+        )
+        start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+        with torch.cuda.stream(self.gpu.stream):
+            stream = self.gpu.stream.cuda_stream
+            start.record()
+            self._fill(used)
+            self.gpu.flush()
+            cuda.write_value(stream, self._null_words, self.value)
+            cuda.wait_value(stream, self._null_words + 4, self.value)
+            end.record()
+        self._wait(end, self._null_words + 4)
+        self.calibrator.ask(ReleaseRequest(), expect=OkAnswer)
+        return start.elapsed_time(end)
+
+
+def plan_calls(
+    settings: TimingSettings, *, per_call_ms: float, call_bytes: int, total_memory: int
+) -> tuple[int, int]:
+    """(calls per span, spans): spans of about ``span_ms`` of kernel time within the memory
+    budget, enough of them for ``target_ms`` and ``min_runs`` calls, at most ``max_runs``."""
+    budget = (
+        settings.memory_budget_mb * 2**20
+        if settings.memory_budget_mb
+        else max(2**30, total_memory // 10)
+    )
+    per_call_ms = max(per_call_ms, 1e-4)
+    by_memory = max(1, budget // max(call_bytes, 1))
+    by_time = math.ceil(settings.span_ms / per_call_ms)
+    calls = max(1, min(by_memory, by_time, settings.max_calls_per_span, settings.max_runs))
+    spans = math.ceil(settings.target_ms / (calls * per_call_ms))
+    spans = max(spans, settings.min_spans, math.ceil(settings.min_runs / calls))
+    spans = min(spans, max(settings.min_spans, settings.max_runs // calls))
+    return calls, spans
+
+
+def run_spans(
+    timer: SpanTimer,
+    *,
+    fresh_sets: Callable[[int], list[tuple[int, list[Any]]]],
+    check: Callable[[list[tuple[int, list[Any]]], SpanResult, int], None],
+    settings: TimingSettings,
+    total_memory: int,
+) -> Measurement:
+    """A probe span of one call, then the planned spans; ``check`` sees every output."""
+    measurement = Measurement()
+    first = fresh_sets(1)
+    probe = timer.span([values for _, values in first])
+    check(first, probe, 0)
+    per_call = probe.per_call_ms(1)
+    call_bytes = 4 * set_bytes(first[0][1]) + 3 * sum(
+        o.untyped_storage().nbytes() for o in probe.outputs[0] if isinstance(o, torch.Tensor)
+    )
+    calls, spans = plan_calls(
+        settings, per_call_ms=per_call, call_bytes=call_bytes, total_memory=total_memory
+    )
+    measurement.calls_per_span = calls
+    done = 1
+    for _ in range(spans):
+        sets = fresh_sets(calls)
+        result = timer.span([values for _, values in sets])
+        check(sets, result, done)
+        done += calls
+        measurement.per_call_ms.append(result.per_call_ms(calls))
+        measurement.handoff_ms.append(result.handoff_ms)
+        measurement.host_ms.append(result.host_s * 1e3 / calls)
+    measurement.synchronizing = timer.synchronizing
+    return measurement

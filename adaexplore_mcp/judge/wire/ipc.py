@@ -1,0 +1,197 @@
+"""Tensors on a GPU, shared between the judge's processes through CUDA IPC.
+
+- ``Arena``: device memory the trusted process allocates *outside* torch's caching allocator,
+  one allocation per arena, so that sharing it with a candidate shares nothing else (an IPC
+  handle maps its whole allocation). Arenas are reused and only freed with the process.
+- ``SharingEncoder``: a candidate's or task's process describes its own tensors (CUDA ones by
+  the IPC handle of their allocation, CPU ones in the payload).
+- ``ArenaDecoder``: the candidate's process maps the trusted process's arenas (no copy: what it
+  writes there, the trusted process sees).
+- ``CopyingDecoder``: the trusted process maps what another process shared, checks the
+  description against the allocation the driver actually mapped, and copies the tensor into
+  memory of its own at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adaexplore_mcp.judge.wire import cuda
+from adaexplore_mcp.judge.wire.values import (
+    DecodeError,
+    Decoder,
+    Encoder,
+    PayloadDecoder,
+    PayloadEncoder,
+    SequenceValue,
+    TensorValue,
+    Value,
+    check_view,
+    describe,
+    view_of,
+)
+
+ALIGN = 256
+
+
+def storage_bytes(tensor):  # -> torch.Tensor (uint8, the tensor's whole storage, no copy)
+    import torch
+
+    storage = tensor.untyped_storage()
+    return torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage)
+
+
+class Arena:
+    """A dedicated device allocation, shared as a whole and filled tensor by tensor."""
+
+    def __init__(self, nbytes: int) -> None:
+        self.size = max(int(nbytes), ALIGN)
+        self.pointer = cuda.mem_alloc(self.size)
+        self.handle = cuda.ipc_handle(self.pointer).hex()
+        self.bytes = cuda.as_bytes(self.pointer, self.size)
+        self.used = 0
+
+    def reset(self) -> None:
+        self.used = 0
+
+    def reserve(self, nbytes: int) -> int:
+        start = -(-self.used // ALIGN) * ALIGN
+        if start + nbytes > self.size:
+            raise MemoryError(f"arena of {self.size} bytes is full")
+        self.used = start + nbytes
+        return start
+
+    def place(self, tensor) -> tuple[TensorValue, Any]:
+        """Copy ``tensor``'s storage in; its description for the other side, and the view here."""
+        source = storage_bytes(tensor)
+        start = self.reserve(source.numel())
+        target = self.bytes[start : start + source.numel()]
+        target.copy_(source)
+        spec = describe(tensor, "cuda", ipc=self.handle, alloc_offset=start)
+        return spec, view_of(target, spec)
+
+
+def arena_bytes(values: list[Any]) -> int:
+    """Room an arena needs for every tensor in ``values`` (nested lists included)."""
+    import torch
+
+    total = 0
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            total += -(-value.untyped_storage().nbytes() // ALIGN) * ALIGN
+        elif isinstance(value, list | tuple):
+            total += arena_bytes(list(value))
+    return total
+
+
+class ArenaEncoder(Encoder):
+    """The trusted side offering tensors to another process through an arena."""
+
+    def __init__(self, arena: Arena, payload: PayloadEncoder | None = None) -> None:
+        self.arena = arena
+        self.views: dict[int, Any] = {}  # id of a tensor offered -> its copy in the arena
+        self.payload = payload or PayloadEncoder()
+
+    def tensor(self, tensor) -> TensorValue:
+        if tensor.device.type != "cuda":
+            return self.payload.tensor(tensor)
+        spec, view = self.arena.place(tensor)
+        self.views[id(tensor)] = view
+        return spec
+
+
+class SharingEncoder(Encoder):
+    """A user-code process describing its own tensors for the trusted process."""
+
+    def __init__(self) -> None:
+        self.payload = PayloadEncoder()
+
+    def tensor(self, tensor) -> TensorValue:
+        if tensor.device.type != "cuda":
+            return self.payload.tensor(tensor)
+        tensor = tensor.detach()
+        storage = tensor.untyped_storage()
+        if storage.nbytes() == 0:
+            return describe(tensor, "cuda", ipc="", alloc_offset=0)
+        base, _ = cuda.address_range(storage.data_ptr())
+        handle = cuda.ipc_handle(base).hex()
+        return describe(tensor, "cuda", ipc=handle, alloc_offset=storage.data_ptr() - base)
+
+
+class ArenaDecoder(Decoder):
+    """A user-code process mapping the trusted process's arenas (no copy)."""
+
+    def __init__(self, payload: bytes = b"") -> None:
+        self._mapped: dict[str, int] = {}
+        self._payload = PayloadDecoder(payload)
+
+    def with_payload(self, payload: bytes) -> ArenaDecoder:
+        self._payload = PayloadDecoder(payload)
+        return self
+
+    def address(self, handle: str) -> int:
+        """Where the arena shared as ``handle`` is mapped in this process."""
+        if handle not in self._mapped:
+            self._mapped[handle] = cuda.ipc_open(bytes.fromhex(handle))
+        return self._mapped[handle]
+
+    def tensor(self, spec: TensorValue):
+        import torch
+
+        if spec.device == "cpu":
+            return self._payload.tensor(spec)
+        if not spec.ipc:
+            return view_of(torch.empty(0, dtype=torch.uint8, device="cuda"), spec)
+        pointer = self.address(spec.ipc) + (spec.alloc_offset or 0)
+        return view_of(cuda.as_bytes(pointer, spec.storage_bytes), spec)
+
+
+class CopyingDecoder(Decoder):
+    """The trusted process reading what another process shared: every tensor is checked against
+    the allocation the driver mapped and copied into the trusted process's own memory."""
+
+    def __init__(self, payload: bytes, *, own_handles: set[str]) -> None:
+        self._payload = PayloadDecoder(payload)
+        self._own = own_handles
+        self._mapped: dict[str, tuple[int, int]] = {}
+
+    def with_payload(self, payload: bytes) -> CopyingDecoder:
+        self._payload = PayloadDecoder(payload)
+        return self
+
+    def map(self, values: list[Value]) -> None:
+        """Open every allocation ``values`` name, ahead of the copies."""
+        for value in values:
+            if isinstance(value, TensorValue) and value.device == "cuda" and value.ipc:
+                self._open(value.ipc)
+            elif isinstance(value, SequenceValue):
+                self.map(value.items)
+
+    def _open(self, handle: str) -> tuple[int, int]:
+        if handle in self._own:
+            raise DecodeError("the memory shared back is the judge's own")
+        if handle not in self._mapped:
+            try:
+                pointer = cuda.ipc_open(bytes.fromhex(handle))
+            except (ValueError, cuda.CudaError) as exc:
+                raise DecodeError(f"cannot map the shared memory: {exc}") from None
+            base, size = cuda.address_range(pointer)
+            self._mapped[handle] = (pointer, size - (pointer - base))
+        return self._mapped[handle]
+
+    def tensor(self, spec: TensorValue):
+        import torch
+
+        if spec.device == "cpu":
+            return self._payload.tensor(spec)
+        check_view(spec)
+        if not spec.ipc:
+            if spec.storage_bytes:
+                raise DecodeError("a GPU tensor with bytes but no IPC handle")
+            return view_of(torch.empty(0, dtype=torch.uint8, device="cuda"), spec).clone()
+        pointer, size = self._open(spec.ipc)
+        offset = spec.alloc_offset or 0
+        if offset + spec.storage_bytes > size:
+            raise DecodeError("a tensor reaches past the end of the memory it was shared in")
+        view = view_of(cuda.as_bytes(pointer + offset, spec.storage_bytes), spec)
+        return view.clone(memory_format=torch.contiguous_format)

@@ -1,0 +1,137 @@
+"""Messages between the pool, its warm workers and the trusted judge process of each job.
+
+They travel as frames (``wire.frames``) on pipes the trusted processes share privately. No
+candidate or task process ever holds one of these pipes: what those processes say reaches the
+trusted judge process on sockets of their own, and the verdict is that process's alone.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, TypeAdapter
+
+from adaexplore_mcp.config import (
+    IntegritySettings,
+    Precision,
+    SandboxSettings,
+    TimingSettings,
+    Tolerance,
+)
+from adaexplore_mcp.judge.result import Phase, SandboxReport
+from adaexplore_mcp.tasks import Task
+
+
+class ChildJob(BaseModel):
+    """Everything the processes of one job need. It is in their memory at fork time and never
+    written to disk, argv or the environment; the seed reaches the trusted process only."""
+
+    kind: Literal["eval", "baseline", "lint", "probe"]
+    task: Task | None = None
+    code: str | None = None
+    device: str = Field(description="'cpu', or 'cuda:N' as the caller names the GPU.")
+    seed: int = 0
+    trials: int = 3
+    odd_trials: int = 1
+    tolerances: dict[str, Tolerance] = Field(default_factory=dict)
+    precision: Precision = Precision.STRICT
+    timing: TimingSettings = Field(default_factory=TimingSettings)
+    integrity: IntegritySettings = Field(default_factory=IntegritySettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    gpu_lock: str | None = Field(default=None, description="Lock file base path for this GPU.")
+    output_limit_bytes: int = 16 * 1024 * 1024
+    cache_dir: str | None = Field(
+        default=None,
+        description="A persistent compiler cache for this task's baselines; only the task's own "
+        "process of a baseline job sees it.",
+    )
+
+
+class JobMessage(BaseModel):
+    type: Literal["job"] = "job"
+    id: str
+    timeout_s: float
+    child: ChildJob
+
+
+class CancelMessage(BaseModel):
+    type: Literal["cancel"] = "cancel"
+    id: str
+
+
+class ShutdownMessage(BaseModel):
+    type: Literal["shutdown"] = "shutdown"
+
+
+ToWorker = Annotated[JobMessage | CancelMessage | ShutdownMessage, Field(discriminator="type")]
+
+
+class ReadyMessage(BaseModel):
+    type: Literal["ready"] = "ready"
+    pid: int
+    torch: str
+    triton: str
+    python: str
+    import_s: float
+    sandbox: SandboxReport = Field(description="What the worker could set up for user code.")
+
+
+class PhaseMessage(BaseModel):
+    type: Literal["phase"] = "phase"
+    id: str = ""
+    phase: Phase
+    elapsed_s: float = 0.0
+
+
+class ProcessExit(BaseModel):
+    """How a candidate or task process ended, as its parent saw it."""
+
+    exit_code: int | None = None
+    signal: str | None = None
+
+
+class ChildOutcome(BaseModel):
+    """How a job ended, as its worker saw it."""
+
+    end: Literal["reported", "crashed", "timeout", "cancelled"]
+    report: dict[str, Any] | None = None
+    last_phase: Phase = Phase.COMPILING
+    exit_code: int | None = Field(default=None, description="The trusted process's, if it died.")
+    signal: str | None = None
+    elapsed_s: float = 0.0
+    startup_s: float = 0.0
+    output_tail: str | None = Field(default=None, description="The end of the candidate's output.")
+    task_output_tail: str | None = Field(default=None, description="The end of the task's output.")
+    judge_output_tail: str | None = Field(
+        default=None, description="The trusted process's own error output, when it failed."
+    )
+    candidate_exit: ProcessExit | None = None
+    task_exit: ProcessExit | None = None
+    output_limit_hit: bool = Field(
+        default=False, description="The candidate printed more than the output limit."
+    )
+    sandbox: SandboxReport | None = Field(
+        default=None, description="What the sandbox of the user-code processes enforced."
+    )
+    note: str | None = Field(default=None, description="What the pool saw, when no worker could.")
+
+
+class DoneMessage(BaseModel):
+    type: Literal["done"] = "done"
+    id: str
+    outcome: ChildOutcome
+
+
+class ReportMessage(BaseModel):
+    """Sent once by the trusted process of a job: its result."""
+
+    type: Literal["report"] = "report"
+    report: dict[str, Any]
+
+
+FromWorker = Annotated[
+    ReadyMessage | PhaseMessage | DoneMessage | ReportMessage, Field(discriminator="type")
+]
+
+to_worker: TypeAdapter[ToWorker] = TypeAdapter(ToWorker)
+from_worker: TypeAdapter[FromWorker] = TypeAdapter(FromWorker)

@@ -1,0 +1,241 @@
+"""What the trusted process asks of the processes that run user code, and what they answer.
+
+A *subject* is a sandboxed process that runs a module's ``forward`` when asked: the candidate's
+(``ModelNew``) or the task's (``Model``, timed for the baselines). The task's process also builds
+inputs from seeds it is given and computes the reference. Answers are validated as they arrive;
+an answer the trusted process did not ask for ends the job.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from adaexplore_mcp.judge.wire.values import Value
+from adaexplore_mcp.tasks.model import ShapeValue
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# -- requests ----------------------------------------------------------------------------------
+
+
+class BuildRequest(_Message):
+    """Build the module for a shape variant: the task's process calls ``get_init_inputs`` and
+    answers them; the candidate's process is given them in ``init``."""
+
+    op: Literal["build"] = "build"
+    variant: str
+    overrides: dict[str, ShapeValue] = Field(default_factory=dict)
+    seed: int
+    init: list[Value] | None = None
+
+
+class InputsRequest(_Message):
+    """The task's process: ``get_inputs()`` under ``seed``, kept under ``key``."""
+
+    op: Literal["inputs"] = "inputs"
+    variant: str
+    overrides: dict[str, ShapeValue] = Field(default_factory=dict)
+    seed: int
+    key: int
+    reference: bool = Field(
+        default=False, description="Also compute the reference now and keep it under the key."
+    )
+
+
+class ReferenceRequest(_Message):
+    """The task's process: the reference output on the inputs kept under ``key``."""
+
+    op: Literal["reference"] = "reference"
+    key: int
+    fresh: bool = Field(default=True, description="Run the model now (False: the one kept).")
+    inputs_after: bool = Field(default=False, description="Answer the inputs as they are now.")
+
+
+class ForgetRequest(_Message):
+    op: Literal["forget"] = "forget"
+    keys: list[int] = Field(default_factory=list, description="Empty: every kept set.")
+
+
+CallMode = Literal["check", "noop", "profile"]
+
+
+class CallRequest(_Message):
+    """Run forward once on ``args`` and answer its outputs. ``noop``: with every Triton launch
+    turned into a no-op; ``profile``: under the profiler."""
+
+    op: Literal["call"] = "call"
+    variant: str
+    args: list[Value]
+    mode: CallMode = "check"
+    compiled: bool = Field(default=False, description="The task's torch.compile'd module.")
+
+
+class Gate(_Message):
+    """Two 32-bit words in the trusted process's memory: the subject's stream waits until
+    ``gate`` reaches the span's value, and writes that value to ``done`` after its calls."""
+
+    ipc: str
+    gate_offset: int
+    done_offset: int
+
+
+class ArmRequest(_Message):
+    """Enqueue one call of forward per argument list behind the gate; answer once enqueued."""
+
+    op: Literal["arm"] = "arm"
+    variant: str
+    calls: list[list[Value]]
+    gate: Gate
+    value: int = Field(ge=1)
+    compiled: bool = False
+
+
+class ReleaseRequest(_Message):
+    """Drop the outputs of the last armed span."""
+
+    op: Literal["release"] = "release"
+
+
+class CompileRequest(_Message):
+    """The task's process: ``torch.compile`` its module for a variant and run it once."""
+
+    op: Literal["compile"] = "compile"
+    variant: str
+    args: list[Value]
+
+
+class QuitRequest(_Message):
+    op: Literal["quit"] = "quit"
+
+
+Request = Annotated[
+    BuildRequest
+    | InputsRequest
+    | ReferenceRequest
+    | ForgetRequest
+    | CallRequest
+    | ArmRequest
+    | ReleaseRequest
+    | CompileRequest
+    | QuitRequest,
+    Field(discriminator="op"),
+]
+request_adapter: TypeAdapter[Request] = TypeAdapter(Request)
+
+
+# -- answers -----------------------------------------------------------------------------------
+
+
+class Frame(_Message):
+    line: int
+    function: str = Field(max_length=200)
+    text: str = Field(default="", max_length=400)
+
+
+class SubjectError(_Message):
+    """User code raised (or the process could not do what was asked)."""
+
+    type: str = Field(max_length=200)
+    message: str = Field(max_length=4000)
+    frames: list[Frame] = Field(default_factory=list, max_length=50)
+    compile_error: bool = Field(default=False, description="Triton refused to compile it.")
+    file: str = Field(default="", max_length=200, description="The user file the frames are in.")
+
+
+class AuditEvent(_Message):
+    check: str = Field(max_length=64)
+    detail: str = Field(max_length=1000)
+
+
+class KernelRecord(_Message):
+    name: str = Field(max_length=400)
+    triton: bool
+    launches: int
+    us: float
+
+
+class Profile(_Message):
+    torch_ops: dict[str, int] = Field(default_factory=dict)
+    kernels: list[KernelRecord] = Field(default_factory=list, max_length=200)
+
+
+class Signals(_Message):
+    """What the candidate's process saw of its own calls. A first signal only: that process
+    runs the candidate, which could have changed any of it."""
+
+    launches: int = 0
+    torch_ops: dict[str, int] = Field(default_factory=dict)
+    precision: list[str] = Field(default_factory=list, max_length=20)
+    threads: list[str] = Field(default_factory=list, max_length=20)
+    native_threads_grew: bool = False
+    stream_not_default: bool = False
+    audit: list[AuditEvent] = Field(default_factory=list, max_length=20)
+    output_kinds: list[str | None] = Field(default_factory=list, max_length=4096)
+    aliased_input: int | None = None
+    profile: Profile | None = None
+
+
+class ReadyAnswer(_Message):
+    """The process loaded its module (or failed to: ``error``)."""
+
+    kind: Literal["ready"] = "ready"
+    error: SubjectError | None = None
+    signals: Signals = Field(default_factory=lambda: Signals())
+    device_name: str = ""
+    capability: str | None = None
+    torch: str = ""
+    triton: str = ""
+    python: str = ""
+
+
+class BuildAnswer(_Message):
+    kind: Literal["built"] = "built"
+    init: list[Value] | None = None
+    parameter_bytes: int = 0
+
+
+class ValuesAnswer(_Message):
+    kind: Literal["values"] = "values"
+    values: list[Value]
+    inputs_after: list[Value] | None = None
+    aliased_input: int | None = Field(
+        default=None, description="The reference: the first output sharing an input's memory."
+    )
+
+
+class CallAnswer(_Message):
+    kind: Literal["called"] = "called"
+    outputs: list[Value]
+    args_after: list[Value] | None = None
+    signals: Signals = Field(default_factory=Signals)
+    host_s: float = 0.0
+
+
+class ArmedAnswer(_Message):
+    kind: Literal["armed"] = "armed"
+    outputs: list[list[Value]]
+    signals: Signals = Field(default_factory=Signals)
+    host_s: float = 0.0
+
+
+class OkAnswer(_Message):
+    kind: Literal["ok"] = "ok"
+
+
+class ErrorAnswer(_Message):
+    kind: Literal["error"] = "error"
+    error: SubjectError
+    signals: Signals = Field(default_factory=Signals)
+    task_error: bool = Field(default=False, description="The task's own code failed.")
+
+
+Answer = Annotated[
+    ReadyAnswer | BuildAnswer | ValuesAnswer | CallAnswer | ArmedAnswer | OkAnswer | ErrorAnswer,
+    Field(discriminator="kind"),
+]
+answer_adapter: TypeAdapter[Answer] = TypeAdapter(Answer)

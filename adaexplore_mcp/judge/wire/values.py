@@ -1,0 +1,283 @@
+"""Arguments and results as they cross between the judge's processes.
+
+A value is described in JSON (``Value``); a tensor's bytes travel beside it: in the frame's
+payload on the CPU, or as a CUDA IPC handle of the allocation that holds them on a GPU. The
+receiving side checks every description against what it actually received (sizes, strides,
+the real extent of a mapped allocation) before it builds a view, so a description sent by a
+candidate cannot make the trusted process read outside what the candidate shared.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_DEPTH = 4
+MAX_ITEMS = 4096
+_ALLOWED_DTYPES = (
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "bool",
+    "float8_e4m3fn",
+    "float8_e5m2",
+)
+
+
+class DecodeError(ValueError):
+    """A description that does not fit what was sent."""
+
+
+class _Value(BaseModel):
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="strings")
+
+
+class TensorValue(_Value):
+    kind: Literal["tensor"] = "tensor"
+    dtype: str
+    shape: list[int]
+    stride: list[int]
+    offset: int = Field(ge=0, description="Storage offset, in elements.")
+    storage_bytes: int = Field(ge=0)
+    device: Literal["cpu", "cuda"]
+    at: int | None = Field(
+        default=None, ge=0, description="CPU: where the storage starts in the payload."
+    )
+    ipc: str | None = Field(default=None, description="CUDA: the allocation's IPC handle, hex.")
+    alloc_offset: int | None = Field(
+        default=None, ge=0, description="CUDA: where the storage starts in that allocation."
+    )
+
+
+class IntValue(_Value):
+    kind: Literal["int"] = "int"
+    value: int
+
+
+class FloatValue(_Value):
+    kind: Literal["float"] = "float"
+    value: float
+
+
+class BoolValue(_Value):
+    kind: Literal["bool"] = "bool"
+    value: bool
+
+
+class StrValue(_Value):
+    kind: Literal["str"] = "str"
+    value: str = Field(max_length=10_000)
+
+
+class NoneValue(_Value):
+    kind: Literal["none"] = "none"
+
+
+class SequenceValue(_Value):
+    kind: Literal["list", "tuple"]
+    items: list[Value]
+
+
+class OpaqueValue(_Value):
+    """Something that cannot travel: only its type's name does."""
+
+    kind: Literal["opaque"] = "opaque"
+    type: str = Field(max_length=200)
+
+
+Value = Annotated[
+    TensorValue
+    | IntValue
+    | FloatValue
+    | BoolValue
+    | StrValue
+    | NoneValue
+    | SequenceValue
+    | OpaqueValue,
+    Field(discriminator="kind"),
+]
+SequenceValue.model_rebuild()
+
+
+def dtype_of(name: str):  # -> torch.dtype
+    import torch
+
+    if name not in _ALLOWED_DTYPES or not hasattr(torch, name):
+        raise DecodeError(f"unsupported dtype {name!r}")
+    return getattr(torch, name)
+
+
+def dtype_name(dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def describe(tensor, device: Literal["cpu", "cuda"], **location: Any) -> TensorValue:
+    storage = tensor.untyped_storage()
+    return TensorValue(
+        dtype=dtype_name(tensor.dtype),
+        shape=list(tensor.shape),
+        stride=list(tensor.stride()),
+        offset=tensor.storage_offset(),
+        storage_bytes=storage.nbytes(),
+        device=device,
+        **location,
+    )
+
+
+def check_view(spec: TensorValue) -> int:
+    """The element size, after checking that the view lies inside its storage."""
+    import torch
+
+    dtype = dtype_of(spec.dtype)
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    if len(spec.shape) != len(spec.stride) or len(spec.shape) > 16:
+        raise DecodeError("a tensor's shape and strides disagree")
+    if any(size < 0 for size in spec.shape) or any(step < 0 for step in spec.stride):
+        raise DecodeError("negative sizes or strides")
+    if spec.storage_bytes % itemsize:
+        raise DecodeError("the storage is not a whole number of elements")
+    if math.prod(spec.shape) == 0:
+        return itemsize
+    last = spec.offset + sum(
+        (size - 1) * step for size, step in zip(spec.shape, spec.stride, strict=True)
+    )
+    if (last + 1) * itemsize > spec.storage_bytes:
+        raise DecodeError("a tensor view reaches past the end of its storage")
+    return itemsize
+
+
+def view_of(storage_bytes, spec: TensorValue):  # -> torch.Tensor
+    """The tensor ``spec`` describes, over a uint8 tensor holding its storage (no copy)."""
+    check_view(spec)
+    if storage_bytes.numel() != spec.storage_bytes:
+        raise DecodeError("the storage sent is not the size described")
+    dtype = dtype_of(spec.dtype)
+    flat = (
+        storage_bytes.view(dtype) if spec.storage_bytes else storage_bytes.new_empty(0, dtype=dtype)
+    )
+    return flat.as_strided(spec.shape, spec.stride, spec.offset)
+
+
+class Encoder:
+    """Turns Python values into ``Value`` descriptions; ``tensor`` places a tensor's storage
+    (in a payload, or in shared device memory) and returns its description."""
+
+    def tensor(self, tensor) -> TensorValue:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def encode(self, value: Any, depth: int = 0) -> Value:
+        import torch
+
+        if isinstance(value, torch.Tensor):
+            return self.tensor(value)
+        if isinstance(value, bool):
+            return BoolValue(value=value)
+        if isinstance(value, int):
+            return IntValue(value=value)
+        if isinstance(value, float):
+            return FloatValue(value=value)
+        if isinstance(value, str):
+            return StrValue(value=value[:10_000])
+        if value is None:
+            return NoneValue()
+        if isinstance(value, list | tuple) and depth < MAX_DEPTH and len(value) <= MAX_ITEMS:
+            kind = "tuple" if isinstance(value, tuple) else "list"
+            return SequenceValue(kind=kind, items=[self.encode(v, depth + 1) for v in value])
+        return OpaqueValue(type=type(value).__name__)
+
+    def encode_all(self, values: list[Any]) -> list[Value]:
+        return [self.encode(value) for value in values]
+
+
+class Decoder:
+    """Builds Python values from descriptions; ``tensor`` rebuilds one tensor."""
+
+    def tensor(self, spec: TensorValue):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def decode(self, value: Value, depth: int = 0) -> Any:
+        if depth > MAX_DEPTH:
+            raise DecodeError("values nested too deep")
+        if isinstance(value, TensorValue):
+            return self.tensor(value)
+        if isinstance(value, SequenceValue):
+            if len(value.items) > MAX_ITEMS:
+                raise DecodeError("too many items")
+            items = [self.decode(item, depth + 1) for item in value.items]
+            return tuple(items) if value.kind == "tuple" else items
+        if isinstance(value, OpaqueValue):
+            return Opaque(value.type)
+        if isinstance(value, NoneValue):
+            return None
+        return value.value
+
+    def decode_all(self, values: list[Value]) -> list[Any]:
+        return [self.decode(value) for value in values]
+
+
+class Opaque:
+    """Stands for a value that could not travel (the judge reports its type)."""
+
+    def __init__(self, type_name: str) -> None:
+        self.type_name = type_name
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name}>"
+
+
+# -- the CPU: storage bytes in the frame's payload ---------------------------------------------
+
+
+class PayloadEncoder(Encoder):
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.size = 0
+
+    def tensor(self, tensor) -> TensorValue:
+        import torch
+
+        tensor = tensor.detach().resolve_conj().resolve_neg()
+        if tensor.device.type != "cpu":
+            tensor = tensor.cpu()
+        storage = tensor.untyped_storage()
+        data = b""
+        if storage.nbytes():
+            data = torch.empty(0, dtype=torch.uint8).set_(storage).numpy().tobytes()
+        spec = describe(tensor, "cpu", at=self.size)
+        self.chunks.append(data)
+        self.size += len(data)
+        return spec
+
+    def payload(self) -> bytes:
+        return b"".join(self.chunks)
+
+
+class PayloadDecoder(Decoder):
+    """Every tensor gets storage of its own, copied out of the payload."""
+
+    def __init__(self, payload: bytes) -> None:
+        self.payload = payload
+
+    def tensor(self, spec: TensorValue):
+        import torch
+
+        if spec.device != "cpu" or spec.at is None:
+            raise DecodeError("a CPU tensor without its bytes")
+        end = spec.at + spec.storage_bytes
+        if end > len(self.payload):
+            raise DecodeError("a tensor's bytes reach past the payload")
+        raw = bytearray(self.payload[spec.at : end])
+        storage = (
+            torch.frombuffer(raw, dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
+        )
+        return view_of(storage, spec)

@@ -1,0 +1,1 @@
+"""The warm worker (trusted): forks each job's processes and supervises them."""

@@ -1,0 +1,249 @@
+"""Running one job: fork its processes, relay the trusted process's frames, drain the output of
+the others, enforce the deadline, and clean up. Returns how the job ended (``ChildOutcome``)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import shutil
+import signal
+import time
+from typing import TYPE_CHECKING
+
+from adaexplore_mcp.judge.result import Phase, SandboxReport
+from adaexplore_mcp.judge.sandbox import limits
+from adaexplore_mcp.judge.wire.frames import FrameBuffer, write_frame
+from adaexplore_mcp.judge.wire.jobs import (
+    CancelMessage,
+    ChildOutcome,
+    JobMessage,
+    PhaseMessage,
+    ProcessExit,
+    ReportMessage,
+    ShutdownMessage,
+    from_worker,
+    to_worker,
+)
+from adaexplore_mcp.judge.worker.processes import Forked, Plan, roles_for, start
+
+if TYPE_CHECKING:
+    from adaexplore_mcp.judge.worker.main import Worker
+
+TAIL_CHARS = 4000
+_EXIT_WAIT_S = 2.0
+
+
+class Shutdown(Exception):
+    pass
+
+
+class _Tail:
+    """The end of what a process printed, and how much it printed."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.data += chunk
+        if len(self.data) > 4 * TAIL_CHARS:
+            del self.data[: len(self.data) - TAIL_CHARS]
+
+    def text(self) -> str | None:
+        if not self.data:
+            return None
+        text = bytes(self.data[-TAIL_CHARS:]).decode("utf-8", errors="replace")
+        return ("…" + text) if self.total > TAIL_CHARS else text
+
+
+def supervise(message: JobMessage, worker: Worker) -> ChildOutcome:
+    job = message.child
+    root = worker.job_root()
+    plan = Plan(
+        job=job,
+        timeout_s=message.timeout_s,
+        fallback_root=root,
+        private_dirs=worker.private_dirs,
+        env=limits.scrubbed_environment(worker.env, {}),
+        roles=roles_for(job),
+    )
+    report_r, report_w = os.pipe()
+    hold_r, hold_w = os.pipe()
+    started = time.monotonic()
+    processes = start(plan, report_w, hold_r)
+    os.close(report_w)
+    os.close(hold_r)
+    try:
+        return _Supervisor(message, worker, processes, report_r, started).run()
+    finally:
+        os.close(hold_w)
+        for process in processes:
+            limits.kill_group(process.pid)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid, signal.SIGKILL)
+            for fd in (process.output_fd, process.setup_fd):
+                if fd is not None:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+        os.close(report_r)
+        limits.kill_children()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+class _Supervisor:
+    def __init__(
+        self,
+        message: JobMessage,
+        worker: Worker,
+        processes: list[Forked],
+        report_r: int,
+        started: float,
+    ) -> None:
+        self.message, self.worker, self.processes = message, worker, processes
+        self.report_r, self.started = report_r, started
+        self.deadline = started + message.timeout_s
+        self.tails = {p.role: _Tail() for p in processes}
+        self.limit = message.child.output_limit_bytes
+        self.flooded = False
+        self.sandbox: SandboxReport | None = None
+        self.last_phase = Phase.COMPILING
+        self.startup_s = 0.0
+        self.report: dict | None = None
+
+    def run(self) -> ChildOutcome:
+        end = self._loop()
+        self._drain()
+        elapsed = time.monotonic() - self.started
+        by_role = {p.role: p for p in self.processes}
+        trusted = by_role["trusted"]
+        if end == "reported":
+            # a user-code process that died before the report: its exit, for the message
+            for process in self.processes:
+                if process.role in ("candidate", "task"):
+                    _reap(process, wait_s=_EXIT_WAIT_S if self._lost(process.role) else 0.0)
+        else:
+            _reap(trusted, wait_s=0.0)
+        return ChildOutcome(
+            end=end,  # type: ignore[arg-type]
+            report=self.report if end == "reported" else None,
+            last_phase=self.last_phase,
+            exit_code=_exit(trusted).exit_code if trusted.status is not None else None,
+            signal=_exit(trusted).signal if trusted.status is not None else None,
+            elapsed_s=elapsed,
+            startup_s=self.startup_s,
+            output_tail=self.tails["candidate"].text() if "candidate" in self.tails else None,
+            task_output_tail=self.tails["task"].text() if "task" in self.tails else None,
+            judge_output_tail=None if end == "reported" else self.tails["trusted"].text(),
+            candidate_exit=_exit(by_role["candidate"])
+            if "candidate" in by_role and by_role["candidate"].status is not None
+            else None,
+            task_exit=_exit(by_role["task"])
+            if "task" in by_role and by_role["task"].status is not None
+            else None,
+            output_limit_hit=self.flooded,
+            sandbox=self.sandbox,
+        )
+
+    def _drain(self) -> None:
+        """What the processes printed before the job ended and is still in their pipes."""
+        for process in self.processes:
+            os.set_blocking(process.output_fd, False)
+            with contextlib.suppress(OSError):
+                while chunk := os.read(process.output_fd, 1 << 16):
+                    self._output(process, chunk)
+
+    def _lost(self, role: str) -> bool:
+        error = ((self.report or {}).get("body") or {}).get("error") or {}
+        return bool(error.get("type") == "Crash") if role == "candidate" else True
+
+    def _loop(self) -> str:
+        selector = selectors.DefaultSelector()
+        selector.register(self.report_r, selectors.EVENT_READ, ("report", None))
+        selector.register(self.worker.control_fd, selectors.EVENT_READ, ("control", None))
+        for process in self.processes:
+            selector.register(process.output_fd, selectors.EVENT_READ, ("output", process))
+            if process.setup_fd is not None:
+                selector.register(process.setup_fd, selectors.EVENT_READ, ("setup", process))
+        frames, control = FrameBuffer(), FrameBuffer()
+        try:
+            while True:
+                remaining = self.deadline - time.monotonic()
+                if remaining <= 0:
+                    return "timeout"
+                for key, _ in selector.select(timeout=remaining):
+                    what, process = key.data
+                    chunk = os.read(key.fd, 1 << 16)
+                    if what == "report":
+                        if not chunk:
+                            return "crashed"
+                        for body, _ in frames.feed(chunk):
+                            if self._relay(body):
+                                return "reported"
+                    elif what == "control":
+                        if not chunk:
+                            raise Shutdown
+                        for body, _ in control.feed(chunk):
+                            message = to_worker.validate_json(body)
+                            if isinstance(message, ShutdownMessage):
+                                raise Shutdown
+                            if isinstance(message, CancelMessage) and message.id == self.message.id:
+                                return "cancelled"
+                    elif not chunk:
+                        selector.unregister(key.fd)
+                    elif what == "setup":
+                        self._setup(chunk)
+                    else:
+                        self._output(process, chunk)
+        finally:
+            selector.close()
+
+    def _relay(self, body: bytes) -> bool:
+        message = from_worker.validate_json(body)
+        if isinstance(message, PhaseMessage):
+            now = time.monotonic() - self.started
+            if not self.startup_s:
+                self.startup_s = now
+            self.last_phase = message.phase
+            relayed = PhaseMessage(id=self.message.id, phase=message.phase, elapsed_s=now)
+            write_frame(self.worker.events_fd, relayed)
+            return False
+        if isinstance(message, ReportMessage):
+            self.report = message.report
+            return True
+        return False
+
+    def _setup(self, chunk: bytes) -> None:
+        with contextlib.suppress(ValueError):
+            report = SandboxReport.model_validate_json(chunk)
+            if self.sandbox is None:
+                self.sandbox = report
+
+    def _output(self, process: Forked, chunk: bytes) -> None:
+        tail = self.tails[process.role]
+        tail.feed(chunk)
+        if process.role == "candidate" and tail.total > self.limit and not self.flooded:
+            self.flooded = True  # the trusted process sees the candidate's process end
+            limits.kill_group(process.pid)
+
+
+def _reap(process: Forked, *, wait_s: float) -> None:
+    deadline = time.monotonic() + wait_s
+    while process.status is None:
+        pid, status = os.waitpid(process.pid, os.WNOHANG)
+        if pid:
+            process.status = status
+            return
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(0.005)
+
+
+def _exit(process: Forked) -> ProcessExit:
+    status = process.status
+    if status is None:
+        return ProcessExit()
+    if os.WIFSIGNALED(status):
+        return ProcessExit(signal=signal.Signals(os.WTERMSIG(status)).name)
+    return ProcessExit(exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None)
