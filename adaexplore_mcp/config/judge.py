@@ -57,20 +57,27 @@ class TimingSettings(BaseModel):
     a trusted null subject next to each span (``docs/integrity.md``, "The clock")."""
 
     target_ms: float = Field(
-        default=200.0, gt=0, le=60_000, description="Kernel time to accumulate over the spans."
+        default=100.0, gt=0, le=60_000, description="Kernel time to accumulate over the spans."
     )
     span_ms: float = Field(
         default=2.0, gt=0, le=10_000, description="Kernel time to aim for in one span."
     )
     min_spans: int = Field(default=5, ge=1, le=1000)
+    max_spans: int = Field(
+        default=8,
+        ge=1,
+        le=1000,
+        description="Each span's calls run on inputs fresh from the task's process and are all "
+        "checked, so spans cost more than the kernel time they measure.",
+    )
     min_runs: int = Field(default=30, ge=1, description="Fewest timed calls.")
     max_runs: int = Field(default=400, ge=1, description="Most timed calls.")
     max_calls_per_span: int = Field(default=256, ge=1)
     memory_budget_mb: int | None = Field(
         default=None,
         ge=64,
-        description="GPU memory for one span's fresh inputs and outputs; default a tenth of the "
-        "GPU's (at least 1 GiB).",
+        description="GPU memory for one span's fresh inputs and outputs (held only while the "
+        "candidate is timed, which it is alone); default a tenth of the GPU's (at least 1 GiB).",
     )
     enqueue_timeout_s: float = Field(
         default=2.0,

@@ -69,6 +69,14 @@ def crashed(
     )
 
 
+def never_finished() -> str:
+    return (
+        "The kernel's timed calls never reported their work done: its process armed them and "
+        "then left them waiting. Launch on the current stream and return once the work is "
+        "enqueued."
+    )
+
+
 def garbled(phase: Phase, why: str) -> str:
     return (
         f"The kernel's process {why} while {PHASE_WORDS[phase]}: something in it changed or "

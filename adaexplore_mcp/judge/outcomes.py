@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from adaexplore_mcp.judge import messages
-from adaexplore_mcp.judge.result import ErrorDetail, EvalResult, Status, kernel_hash
+from adaexplore_mcp.judge.result import ErrorDetail, EvalResult, Phase, Status, kernel_hash
 from adaexplore_mcp.judge.wire.jobs import ChildOutcome
 from adaexplore_mcp.tasks import Task, TaskError
 
@@ -49,6 +49,8 @@ def eval_result(outcome: ChildOutcome, task: Task, code: str, timeout_s: float) 
         result = EvalResult.model_validate(report_body(outcome, "eval", task))
         if result.error is not None and result.error.type == "Crash":
             _explain_crash(result, outcome)
+        elif outcome.output_limit_hit and result.status is not Status.TIMEOUT:
+            _over_the_output_limit(result)
     elif outcome.note:  # the worker itself was lost, and the pool says why
         detail = ErrorDetail(
             type="Crash",
@@ -68,6 +70,21 @@ def eval_result(outcome: ChildOutcome, task: Task, code: str, timeout_s: float) 
     return result
 
 
+OUTPUT_LIMIT = (
+    "The kernel printed, or wrote to its working directory, more than the output limit "
+    "(ADAEXPLORE_JUDGE__OUTPUT_LIMIT_MB) and was stopped; print and write less"
+)
+
+
+def _over_the_output_limit(result: EvalResult) -> None:
+    phase = result.error.phase if result.error else Phase.CHECKING
+    result.status = Status.RUNTIME_ERROR
+    result.error = ErrorDetail(type="OutputLimit", message=OUTPUT_LIMIT + ".", phase=phase)
+    result.message = messages.crashed(phase, None, None, OUTPUT_LIMIT)
+    result.runtime = None
+    result.timing_meaningful = False
+
+
 def _explain_crash(result: EvalResult, outcome: ChildOutcome) -> None:
     """The candidate's process ended under the trusted process: say how, as its parent saw it."""
     assert result.error is not None
@@ -75,10 +92,7 @@ def _explain_crash(result: EvalResult, outcome: ChildOutcome) -> None:
     exit_info = outcome.candidate_exit
     note = None
     if outcome.output_limit_hit:
-        note = (
-            "The kernel printed more than the output limit and was stopped; print less "
-            "(the output limit is ADAEXPLORE_JUDGE__OUTPUT_LIMIT_MB)"
-        )
+        note = OUTPUT_LIMIT
     signal = exit_info.signal if exit_info else None
     exit_code = exit_info.exit_code if exit_info else None
     result.error.signal = signal

@@ -122,6 +122,8 @@ class Candidate:
         outputs = flatten(output)
         signals.output_kinds = [_kind(value) for value in outputs]
         signals.aliased_input = _aliased(outputs, args)
+        if signals.aliased_input is not None:  # memory it was lent cannot be lent back: a copy
+            outputs[signals.aliased_input] = outputs[signals.aliased_input].clone()
         try:
             encoder = self.codec.encoder()
             specs = encoder.encode_all(outputs)

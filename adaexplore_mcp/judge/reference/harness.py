@@ -25,10 +25,13 @@ from adaexplore_mcp.judge.wire.subject import (
     CallAnswer,
     CallRequest,
     CompileRequest,
+    ExpectedRequest,
     ForgetRequest,
     InputsRequest,
     OkAnswer,
     ReferenceRequest,
+    SetsAnswer,
+    SetsRequest,
     Signals,
     ValuesAnswer,
 )
@@ -60,6 +63,8 @@ class Reference:
             {
                 "build": self.build,
                 "inputs": self.inputs,
+                "sets": self.sets,
+                "expected": self.expected,
                 "reference": self.reference,
                 "forget": self.forget,
                 "call": self.call,
@@ -86,6 +91,23 @@ class Reference:
         self.kept[request.key] = (request.variant, values, expected)
         specs, answer_payload = self.codec.encode(values)
         return ValuesAnswer(values=specs), answer_payload
+
+    def sets(self, request: SetsRequest, payload: bytes) -> tuple[Answer, bytes]:
+        model = self.models[request.variant]
+        encoder = self.codec.encoder()
+        sets = []
+        for seed, key in zip(request.seeds, request.keys, strict=True):
+            values = self.task.inputs(request.variant, request.overrides, seed)
+            self.kept[key] = (request.variant, values, self.task.run(model, values))
+            sets.append(encoder.encode_all(values))
+        return SetsAnswer(sets=sets), payload_of(encoder)
+
+    def expected(self, request: ExpectedRequest, payload: bytes) -> tuple[Answer, bytes]:
+        encoder = self.codec.encoder()
+        sets = [encoder.encode_all(flatten(self.kept[key][2])) for key in request.keys]
+        answer_payload = payload_of(encoder)
+        self._forgotten = [self.kept.pop(key) for key in request.keys]  # freed after sending
+        return SetsAnswer(sets=sets), answer_payload
 
     def reference(self, request: ReferenceRequest, payload: bytes) -> tuple[Answer, bytes]:
         variant, values, expected = self.kept[request.key]

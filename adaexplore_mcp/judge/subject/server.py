@@ -128,7 +128,12 @@ class Server:
                 raise UserCodeError(
                     SubjectError(type="Unsupported", message=f"this process does not {request.op}")
                 )
-            return handler(request, payload)
+            answer = handler(request, payload)
+            if self.codec.device.type == "cuda" and not isinstance(request, ArmRequest):
+                # what the answer shares must be written before the other process reads it (an
+                # armed span is the exception: its calls wait for the trusted process's gate)
+                torch.cuda.synchronize(self.codec.device)
+            return answer
         except UserCodeError as failure:
             return ErrorAnswer(
                 error=failure.error, signals=failure.signals, task_error=failure.task

@@ -16,17 +16,18 @@ from adaexplore_mcp.judge.trusted.compare import Comparison
 from adaexplore_mcp.judge.trusted.evaluation import gpu_lock, task_failure
 from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed
 from adaexplore_mcp.judge.trusted.report import Reporter
+from adaexplore_mcp.judge.trusted.timed_calls import first_wrong
 from adaexplore_mcp.judge.trusted.timing import Gpu, SpanResult, SpanTimer, run_spans, stats
 from adaexplore_mcp.judge.wire.jobs import ChildJob
 from adaexplore_mcp.judge.wire.subject import (
     BuildAnswer,
     BuildRequest,
     CompileRequest,
+    ExpectedRequest,
     ForgetRequest,
-    InputsRequest,
     OkAnswer,
-    ReferenceRequest,
-    ValuesAnswer,
+    SetsAnswer,
+    SetsRequest,
 )
 
 
@@ -54,33 +55,42 @@ class _Baselines:
             shown = str(self.task.path) if self.task.path else f"task {self.task.name!r}"
             raise task_failure(self.task.name, shown, failure.answer.error) from None
 
-    def fresh_sets(self, count: int, *, reference: bool) -> list[tuple[int, list[Any]]]:
-        sets = []
-        for _ in range(count):
-            key = next(self.keys)
-            request = InputsRequest(
-                variant=self.variant.name,
-                overrides=dict(self.variant.overrides),
-                seed=self.rng.getrandbits(62),
-                key=key,
-                reference=reference,
-            )
-            answer, payload = self.ask(request, ValuesAnswer)
-            sets.append((key, self.link.take(answer.values, payload)))
-        return sets
+    def fresh_sets(self, count: int) -> list[tuple[int, list[Any]]]:
+        keys = [next(self.keys) for _ in range(count)]
+        request = SetsRequest(
+            variant=self.variant.name,
+            overrides=dict(self.variant.overrides),
+            seeds=[self.rng.getrandbits(62) for _ in keys],
+            keys=keys,
+        )
+        answer, payload = self.ask(request, SetsAnswer)
+        return list(zip(keys, self.link.take_sets(answer.sets, payload), strict=True))
 
     def time(self, *, compiled: bool) -> RuntimeStats:
+        try:
+            return self._time(compiled=compiled)
+        except SubjectFailed as failure:
+            if compiled:
+                raise _CompiledWrong(failure.answer.error.message[:300]) from None
+            shown = str(self.task.path) if self.task.path else f"task {self.task.name!r}"
+            raise task_failure(self.task.name, shown, failure.answer.error) from None
+
+    def _time(self, *, compiled: bool) -> RuntimeStats:
         comparison = Comparison(self.job.tolerances, self.task.tolerance)
 
         def check(sets: list[tuple[int, list[Any]]], result: SpanResult, first: int) -> None:
-            for (key, _), outputs in zip(sets, result.outputs, strict=True):
-                if compiled:  # torch.compile's answer must be the eager one
-                    answer, payload = self.ask(ReferenceRequest(key=key, fresh=False), ValuesAnswer)
-                    expected = self.link.take(answer.values, payload)
-                    mismatch = comparison.compare(outputs, expected, variant="benchmark", trial=-1)
-                    if mismatch is not None:
-                        raise _CompiledWrong(mismatch.kind)
-            self.ask(ForgetRequest(keys=[key for key, _ in sets]), OkAnswer)
+            keys = [key for key, _ in sets]
+            if not compiled:
+                self.ask(ForgetRequest(keys=keys), OkAnswer)
+                return
+            answer, payload = self.ask(ExpectedRequest(keys=keys), SetsAnswer)
+            expected = self.link.take_sets(answer.sets, payload)
+            bad = first_wrong(comparison, result.outputs, expected)
+            if bad is not None:  # torch.compile's answer must be the eager one
+                mismatch = comparison.compare(
+                    result.outputs[bad], expected[bad], variant="benchmark", trial=-1
+                )
+                raise _CompiledWrong(mismatch.kind if mismatch else "values")
 
         self.reporter.phase(Phase.TIMING)
         with self.exclusive():
@@ -95,14 +105,20 @@ class _Baselines:
             )
             measurement = run_spans(
                 timer,
-                fresh_sets=lambda count: self.fresh_sets(count, reference=compiled),
+                fresh_sets=self.fresh_sets,
                 check=check,
                 settings=self.job.timing,
                 total_memory=gpu.total_memory,
+                warm=lambda: self.warm(timer),
             )
         runtime = stats(measurement.per_call_ms)
         runtime.n = measurement.spans * measurement.calls_per_span
         return runtime
+
+    def warm(self, timer: SpanTimer) -> None:
+        sets = self.fresh_sets(2)
+        timer.warm([values for _, values in sets])
+        self.ask(ForgetRequest(keys=[key for key, _ in sets]), OkAnswer)
 
     def run(self) -> BaselineReport:
         self.reporter.phase(Phase.COMPILING)
@@ -125,7 +141,7 @@ class _Baselines:
         self.reporter.phase(Phase.COMPILING)
         started = time.perf_counter()
         with self.shared():
-            key, values = self.fresh_sets(1, reference=False)[0]
+            key, values = self.fresh_sets(1)[0]
             specs, payload, _ = self.link.offer(values)
             try:
                 self.link.ask(

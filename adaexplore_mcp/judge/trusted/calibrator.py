@@ -14,11 +14,14 @@ from adaexplore_mcp.judge.wire.subject import Answer, ArmRequest, Signals
 
 def serve(channel: Channel) -> None:
     device = start_device("cuda")
-    channel.send(describe_platform(device))
     counter = torch.zeros(1, device=device)
 
     def tick(args: list) -> None:
         counter.add_(1)
+
+    tick([])  # its kernel loaded now, not behind a closed gate
+    torch.cuda.synchronize(device)
+    channel.send(describe_platform(device))
 
     def arm(request: ArmRequest, payload: bytes) -> tuple[Answer, bytes]:
         return server.arm(request, payload, tick, Signals())

@@ -61,6 +61,39 @@ class Comparison:
         self.max_abs_error = 0.0
         self.max_rel_error = 0.0
 
+    def close_enough(self, actual: Any, expected: Any):  # -> torch.Tensor | None
+        """Every output within tolerance and finite, as a boolean on the device (no wait for
+        the GPU); None when the outputs differ in count, kind, shape or dtype. ``compare``
+        says what is wrong where this is not true."""
+        got, want = as_outputs(actual), as_outputs(expected)
+        if len(got) != len(want):
+            return None
+        flags = []
+        for a, e in zip(got, want, strict=True):
+            if not isinstance(e, torch.Tensor):
+                e = torch.as_tensor(e)
+            if type(a) is not torch.Tensor or a.shape != e.shape or a.dtype != e.dtype:
+                return None
+            if not e.numel():
+                continue
+            tol = tolerance_for(e.dtype, self.tolerances, self.override, self.forced)
+            # float32 arithmetic is exact enough to tell a tolerance of 1e-4 or more, and a
+            # quarter of float64's traffic on outputs of hundreds of MiB
+            wide = torch.float64 if e.dtype in (torch.float64, torch.int64) else torch.float32
+            if e.dtype.is_complex:
+                wide = torch.complex128
+            got, want = a.to(e.device, wide), e.to(wide)
+            atol = tol.atol
+            if tol.atol_scale == "output_rms":
+                atol = tol.atol * want.abs().pow(2).mean().sqrt()
+            within = (got - want).abs() <= atol + tol.rtol * want.abs()
+            if e.dtype.is_floating_point or e.dtype.is_complex:
+                within = within & torch.isfinite(got)
+            flags.append(within.all())
+        if not flags:
+            return torch.tensor(True)
+        return torch.stack(flags).all()
+
     def fresh(self) -> Comparison:
         """The same policy with its own maxima: for extra checks whose errors are not part of
         the reported correctness."""

@@ -49,12 +49,15 @@ from adaexplore_mcp.judge.wire.subject import (
     CallAnswer,
     CallMode,
     CallRequest,
+    ExpectedRequest,
     ForgetRequest,
     InputsRequest,
     OkAnswer,
     Profile,
     ReadyAnswer,
     ReferenceRequest,
+    SetsAnswer,
+    SetsRequest,
     SubjectError,
     ValuesAnswer,
 )
@@ -180,7 +183,10 @@ class Evaluation:
             for trial in range(trials):
                 self._trial(variant, trial, "check")
             if self.guarded:
-                self._trial(variant, trials, "profile")
+                # the profiler on every CPU shape; on a GPU (where starting it costs most) on
+                # the main shape, while the recorder and the noop call see every shape
+                if position == 0 or self.device_kind == "cpu":
+                    self._trial(variant, trials, "profile")
                 self._trial(variant, trials + 1, "noop")
             self.correctness.variants_checked.append(variant.describe())
 
@@ -218,6 +224,24 @@ class Evaluation:
         )
         answer, payload = self._task(request, ValuesAnswer)
         return key, self.task_link.take(answer.values, payload, set())
+
+    def _sets(self, variant: ShapeVariant, count: int) -> list[tuple[int, list[Any]]]:
+        """``count`` fresh input sets, their references computed and kept by the task's
+        process, in one exchange."""
+        keys = [next(self._keys) for _ in range(count)]
+        request = SetsRequest(
+            variant=variant.name,
+            overrides=dict(variant.overrides),
+            seeds=[self.rng.getrandbits(62) for _ in keys],
+            keys=keys,
+        )
+        answer, payload = self._task(request, SetsAnswer)
+        sets = self.task_link.take_sets(answer.sets, payload)
+        return list(zip(keys, sets, strict=True))
+
+    def _expected(self, keys: list[int]) -> list[list[Any]]:
+        answer, payload = self._task(ExpectedRequest(keys=keys), SetsAnswer)
+        return self.task_link.take_sets(answer.sets, payload)
 
     def _reference(self, key: int, *, fresh: bool = True) -> tuple[list[Any], ValuesAnswer]:
         answer, payload = self._task(ReferenceRequest(key=key, fresh=fresh), ValuesAnswer)
@@ -355,8 +379,22 @@ class Evaluation:
 
     def _time(self) -> tuple[RuntimeStats, TimingDetail]:
         from adaexplore_mcp.judge.trusted.timed_calls import time_candidate
+        from adaexplore_mcp.judge.trusted.timing import SubjectStuck
 
-        return time_candidate(self)
+        try:
+            return time_candidate(self)
+        except SubjectFailed as failure:
+            if failure.role == "task":
+                raise self._task_failed(failure.answer.error) from None
+            if self.guarded:
+                integrity.first_signals(failure.answer.signals)
+            self._fail(failure.answer.error, Phase.TIMING, loading=False)
+        except SubjectStuck:
+            from adaexplore_mcp.judge.result import ErrorDetail
+
+            text = messages.never_finished()
+            detail = ErrorDetail(type="Stuck", message=text, phase=Phase.TIMING)
+            raise Verdict(self._result(Status.RUNTIME_ERROR, text, error=detail)) from None
 
     # -- verdicts ------------------------------------------------------------------------------
 

@@ -126,6 +126,7 @@ class Link:
         gpu = ArenaEncoder(self._trial_arena)
         specs = gpu.encode_all(values)
         seen = [gpu.views.get(id(value), value) for value in values]
+        torch.cuda.current_stream().synchronize()  # in the arena before the other side looks
         return specs, gpu.payload.payload(), seen
 
     def new_arena(self, nbytes: int) -> Arena:
@@ -150,7 +151,23 @@ class Link:
         descriptions do not fit what was sent). Memory the trusted process shared itself is
         never accepted back."""
         try:
-            return self.decoder(payload).decode_all(values)
+            taken = self.decoder(payload).decode_all(values)
+            if self.device.type == "cuda":  # copied before the other side may reuse the memory
+                torch.cuda.current_stream().synchronize()
+            return taken
+        except DecodeError as exc:
+            raise SubjectLost(
+                self.role, f"sent values that do not decode ({exc})", garbled=True
+            ) from None
+
+    def take_sets(self, sets: list[list[Value]], payload: bytes) -> list[list[Any]]:
+        """Several lists of values in one payload, taken with one wait for the GPU."""
+        try:
+            decoder = self.decoder(payload)
+            taken = [decoder.decode_all(values) for values in sets]
+            if self.device.type == "cuda":
+                torch.cuda.current_stream().synchronize()
+            return taken
         except DecodeError as exc:
             raise SubjectLost(
                 self.role, f"sent values that do not decode ({exc})", garbled=True

@@ -41,7 +41,7 @@ def time_candidate(evaluation: Evaluation) -> tuple[RuntimeStats, TimingDetail]:
         one_set: list[Any] = []
 
         def fresh_sets(count: int) -> list[tuple[int, list[Any]]]:
-            sets = [evaluation._inputs(variant, reference=True) for _ in range(count)]
+            sets = evaluation._sets(variant, count)
             if not one_set:
                 one_set.extend(sets[0][1])
             return sets
@@ -52,13 +52,13 @@ def time_candidate(evaluation: Evaluation) -> tuple[RuntimeStats, TimingDetail]:
                 integrity.launches(result.signals, calls=len(sets))
             if result.inputs_modified:
                 integrity.timed_inputs_modified()
-            for offset, ((key, _), outputs) in enumerate(zip(sets, result.outputs, strict=True)):
-                expected, _ = evaluation._reference(key, fresh=False)
+            expected = evaluation._expected([key for key, _ in sets])
+            bad = first_wrong(evaluation.comparison, result.outputs, expected)
+            if bad is not None:
                 mismatch = evaluation.comparison.fresh().compare(
-                    outputs, expected, variant=variant.describe(), trial=-1
+                    result.outputs[bad], expected[bad], variant=variant.describe(), trial=-1
                 )
-                if mismatch is not None:
-                    integrity.timed_output(first + offset + 1, mismatch.kind)
+                integrity.timed_output(first + bad + 1, mismatch.kind if mismatch else "values")
             evaluation.correctness.timed_calls_checked += len(sets)
 
         measurement = run_spans(
@@ -80,6 +80,22 @@ def time_candidate(evaluation: Evaluation) -> tuple[RuntimeStats, TimingDetail]:
         evaluation.job.integrity.speed_of_light_fraction,
     )
     return runtime, detail(measurement, evaluation.profile_main)
+
+
+def first_wrong(comparison, outputs: list[Any], expected: list[Any]) -> int | None:
+    """The index of the first call whose outputs are not right (one wait for the GPU)."""
+    import torch
+
+    flags = [
+        comparison.close_enough(got, want) for got, want in zip(outputs, expected, strict=True)
+    ]
+    for index, flag in enumerate(flags):
+        if flag is None:
+            return index
+    if not flags:
+        return None
+    verdicts = torch.stack([flag.to(flags[0].device) for flag in flags]).cpu().tolist()
+    return next((index for index, ok in enumerate(verdicts) if not ok), None)
 
 
 def detail(measurement, profile: Profile | None) -> TimingDetail:

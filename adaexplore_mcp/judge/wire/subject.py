@@ -56,6 +56,24 @@ class ReferenceRequest(_Message):
     inputs_after: bool = Field(default=False, description="Answer the inputs as they are now.")
 
 
+class SetsRequest(_Message):
+    """The task's process: ``get_inputs()`` once per seed, each set kept under its key, the
+    reference computed and kept too (the sets a timed span needs, in one exchange)."""
+
+    op: Literal["sets"] = "sets"
+    variant: str
+    overrides: dict[str, ShapeValue] = Field(default_factory=dict)
+    seeds: list[int] = Field(max_length=4096)
+    keys: list[int] = Field(max_length=4096)
+
+
+class ExpectedRequest(_Message):
+    """The task's process: the kept reference of every key, in one exchange, then forgotten."""
+
+    op: Literal["expected"] = "expected"
+    keys: list[int] = Field(max_length=4096)
+
+
 class ForgetRequest(_Message):
     op: Literal["forget"] = "forget"
     keys: list[int] = Field(default_factory=list, description="Empty: every kept set.")
@@ -116,6 +134,8 @@ class QuitRequest(_Message):
 Request = Annotated[
     BuildRequest
     | InputsRequest
+    | SetsRequest
+    | ExpectedRequest
     | ReferenceRequest
     | ForgetRequest
     | CallRequest
@@ -208,6 +228,11 @@ class ValuesAnswer(_Message):
     )
 
 
+class SetsAnswer(_Message):
+    kind: Literal["sets"] = "sets"
+    sets: list[list[Value]]
+
+
 class CallAnswer(_Message):
     kind: Literal["called"] = "called"
     outputs: list[Value]
@@ -235,7 +260,14 @@ class ErrorAnswer(_Message):
 
 
 Answer = Annotated[
-    ReadyAnswer | BuildAnswer | ValuesAnswer | CallAnswer | ArmedAnswer | OkAnswer | ErrorAnswer,
+    ReadyAnswer
+    | BuildAnswer
+    | ValuesAnswer
+    | SetsAnswer
+    | CallAnswer
+    | ArmedAnswer
+    | OkAnswer
+    | ErrorAnswer,
     Field(discriminator="kind"),
 ]
 answer_adapter: TypeAdapter[Answer] = TypeAdapter(Answer)

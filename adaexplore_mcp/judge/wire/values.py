@@ -162,10 +162,11 @@ def view_of(storage_bytes, spec: TensorValue):  # -> torch.Tensor
     if storage_bytes.numel() != spec.storage_bytes:
         raise DecodeError("the storage sent is not the size described")
     dtype = dtype_of(spec.dtype)
-    flat = (
-        storage_bytes.view(dtype) if spec.storage_bytes else storage_bytes.new_empty(0, dtype=dtype)
-    )
-    return flat.as_strided(spec.shape, spec.stride, spec.offset)
+    if not spec.storage_bytes:
+        return storage_bytes.new_empty(0, dtype=dtype).as_strided(spec.shape, spec.stride, 0)
+    flat = storage_bytes.view(dtype)
+    # as_strided counts from the start of the whole storage, and ``storage_bytes`` may be a slice
+    return flat.as_strided(spec.shape, spec.stride, flat.storage_offset() + spec.offset)
 
 
 class Encoder:

@@ -91,7 +91,7 @@ def _child(plan, role, pairs, out_w, setup_w, report_w, hold_r) -> None:
         if role == "trusted":
             _trusted(plan, pairs, out_w, report_w, hold_r)
         elif role == "calibrator":
-            _calibrator(pairs, out_w)
+            _calibrator(pairs, out_w, plan)
         else:
             _user_code(plan, role, pairs, out_w, setup_w)
     except sandbox.SandboxUnavailable as exc:
@@ -105,6 +105,16 @@ def _child(plan, role, pairs, out_w, setup_w, report_w, hold_r) -> None:
             with contextlib.suppress(BaseException):
                 stream.flush()
         os._exit(code)
+
+
+def _dump_stacks_later(plan: Plan) -> None:
+    """A diagnostic (ADAEXPLORE_DEBUG_STACKS_S in the worker's environment): every process of
+    a job writes its threads' stacks into its output every that many seconds."""
+    seconds = float(plan.env.get("ADAEXPLORE_DEBUG_STACKS_S") or 0)
+    if seconds > 0:
+        import faulthandler
+
+        faulthandler.dump_traceback_later(seconds, repeat=True, file=sys.stderr)
 
 
 def _keep_only(fds: set[int]) -> None:
@@ -124,6 +134,7 @@ def _trusted(plan: Plan, pairs, out_w: int, report_w: int, hold_r: int) -> None:
     os.dup2(out_w, 2)
     mine = {role: ours for role, (ours, _) in pairs.items()}
     _keep_only({report_w, hold_r, *(s.fileno() for s in mine.values())})
+    _dump_stacks_later(plan)
     channels = {role: Channel(sock) for role, sock in mine.items()}
     run(
         plan.job,
@@ -135,7 +146,7 @@ def _trusted(plan: Plan, pairs, out_w: int, report_w: int, hold_r: int) -> None:
     os.read(hold_r, 1)  # until the worker has ended the others
 
 
-def _calibrator(pairs, out_w: int) -> None:
+def _calibrator(pairs, out_w: int, plan: Plan | None = None) -> None:
     from adaexplore_mcp.judge.trusted.calibrator import serve
 
     os.setsid()
@@ -144,6 +155,8 @@ def _calibrator(pairs, out_w: int) -> None:
     os.dup2(out_w, 1)
     os.dup2(out_w, 2)
     _keep_only({theirs.fileno()})
+    if plan is not None:
+        _dump_stacks_later(plan)
     serve(Channel(theirs))
 
 
@@ -182,6 +195,7 @@ def _user_code(plan: Plan, role: str, pairs, out_w: int, setup_w: int | None) ->
     report = sandbox.enter(spec)  # closes every descriptor but these three
     os.write(sandbox.SETUP_FD, report.model_dump_json().encode())
     os.close(sandbox.SETUP_FD)
+    _dump_stacks_later(plan)
     channel = Channel(socket.socket(fileno=sandbox.SOCKET_FD))
     if role == "candidate":
         from adaexplore_mcp.judge.candidate.harness import Candidate

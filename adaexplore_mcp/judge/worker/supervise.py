@@ -8,6 +8,7 @@ import os
 import selectors
 import shutil
 import signal
+import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from adaexplore_mcp.judge.worker.main import Worker
 
 TAIL_CHARS = 4000
+_WATCH_S = 0.25
 _EXIT_WAIT_S = 2.0
 
 
@@ -76,7 +78,7 @@ def supervise(message: JobMessage, worker: Worker) -> ChildOutcome:
     os.close(report_w)
     os.close(hold_r)
     try:
-        return _Supervisor(message, worker, processes, report_r, started).run()
+        return _Supervisor(message, worker, processes, report_r, started, root).run()
     finally:
         os.close(hold_w)
         for process in processes:
@@ -100,8 +102,12 @@ class _Supervisor:
         processes: list[Forked],
         report_r: int,
         started: float,
+        root: str,
     ) -> None:
         self.message, self.worker, self.processes = message, worker, processes
+        # without a private filesystem view the working directory is a directory of the host,
+        # which no tmpfs bounds: its size is watched instead
+        self.fallback_workdir = os.path.join(root, "candidate", "work")
         self.report_r, self.started = report_r, started
         self.deadline = started + message.timeout_s
         self.tails = {p.role: _Tail() for p in processes}
@@ -115,6 +121,12 @@ class _Supervisor:
     def run(self) -> ChildOutcome:
         end = self._loop()
         self._drain()
+        if self.sandbox is not None and not self.sandbox.private_filesystem:
+            self._watch_workdir()  # what it wrote since the last look
+        if os.environ.get("ADAEXPLORE_DEBUG_STACKS_S"):
+            for role, tail in self.tails.items():
+                sys.stderr.write(f"--- {role} ({end}) ---\n{tail.text() or ''}\n")
+            sys.stderr.flush()
         elapsed = time.monotonic() - self.started
         by_role = {p.role: p for p in self.processes}
         trusted = by_role["trusted"]
@@ -172,6 +184,10 @@ class _Supervisor:
                 remaining = self.deadline - time.monotonic()
                 if remaining <= 0:
                     return "timeout"
+                watching = self.sandbox is not None and not self.sandbox.private_filesystem
+                if watching:
+                    self._watch_workdir()
+                    remaining = min(remaining, _WATCH_S)
                 for key, _ in selector.select(timeout=remaining):
                     what, process = key.data
                     chunk = os.read(key.fd, 1 << 16)
@@ -219,6 +235,19 @@ class _Supervisor:
             report = SandboxReport.model_validate_json(chunk)
             if self.sandbox is None:
                 self.sandbox = report
+
+    def _watch_workdir(self) -> None:
+        if self.flooded:
+            return
+        total = 0
+        for folder, _, files in os.walk(self.fallback_workdir):
+            for name in files:
+                with contextlib.suppress(OSError):
+                    total += os.lstat(os.path.join(folder, name)).st_size
+        if total > self.limit:
+            self.flooded = True
+            candidate = next(p for p in self.processes if p.role == "candidate")
+            limits.kill_group(candidate.pid)
 
     def _output(self, process: Forked, chunk: bytes) -> None:
         tail = self.tails[process.role]

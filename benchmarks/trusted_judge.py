@@ -1,0 +1,267 @@
+"""The trusted judge on a GPU: its clock against do_bench, its spread, its throughput, its cost.
+
+    python benchmarks/trusted_judge.py smoke      --device cuda:0
+    python benchmarks/trusted_judge.py fidelity   --device cuda:0 --repeats 3 --out fidelity.json
+    python benchmarks/trusted_judge.py throughput --device cuda:0 --workers 4 --out t.json
+    python benchmarks/trusted_judge.py cost       --device cuda:0 --out cost.json
+
+- ``fidelity``: every bundled solution judged ``--repeats`` times (baselines cached first); its
+  median runtime against ``triton.testing.do_bench`` on the same kernel in this process (L2
+  flushed, median), and the spread (max/min - 1) of the repeated medians, quiet and while
+  other evaluations keep the judge's other workers busy.
+- ``throughput``: every bundled solution, ``--passes`` times, all submitted at once to one judge
+  with ``--workers`` workers; evaluations per minute.
+- ``cost``: the bundled solutions one at a time on one worker; seconds per evaluation by phase.
+
+Uses only the judge's public API, so the same script measures an older checkout of the
+project (put it first on PYTHONPATH) for a before/after comparison. Prints a table last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from adaexplore_mcp.config import JudgeSettings
+from adaexplore_mcp.judge import EvalResult, LocalJudge
+from adaexplore_mcp.store import Store
+from adaexplore_mcp.tasks import bundled_solution, get_bundled_task, solution_names
+
+PID_NAMESPACE = True
+TIMEOUT_S = 600.0
+BASELINES = True
+
+
+def judge_for(device: str, workers: int, home: Path) -> LocalJudge:
+    settings = JudgeSettings(device=device, workers_per_device=workers, timeout_s=TIMEOUT_S)
+    if not PID_NAMESPACE:
+        settings.sandbox.pid_namespace = False
+    judge = LocalJudge(settings, home=home, store=Store(home / "db.sqlite3"))
+    if not BASELINES:  # timing candidates only: no speedups, so no baselines to compile
+
+        async def no_speedups(*args: Any, **kwargs: Any) -> None:
+            return None
+
+        judge._add_speedups = no_speedups  # type: ignore[method-assign]
+    return judge
+
+
+async def cache_baselines(judge: LocalJudge, names: list[str]) -> None:
+    if not BASELINES:
+        return
+    for name in names:
+        await judge.baseline(get_bundled_task(name))
+
+
+def row(name: str, result: EvalResult) -> dict[str, Any]:
+    timing = getattr(result, "timing", None)
+    return {
+        "task": name,
+        "status": result.status.value,
+        "message": result.message[:300],
+        "median_ms": result.runtime.median_ms if result.runtime else None,
+        "speedup_eager": result.speedup_eager,
+        "phases": result.phases.model_dump(),
+        "timing": timing.model_dump() if timing is not None else None,
+        "integrity": [flag.model_dump() for flag in result.integrity],
+    }
+
+
+# -- do_bench on the same kernel, in this (trusted, our own code) process -----------------------
+
+
+def _module(name: str, source: str):
+    path = Path(tempfile.mkdtemp()) / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def do_bench_ms(name: str) -> float:
+    import torch
+    import triton.testing
+
+    task = _module(f"task_{name}", get_bundled_task(name).source)
+    solution = _module(f"solution_{name}", bundled_solution(name) or "")
+    torch.manual_seed(0)
+    with torch.device("cuda"):
+        model = solution.ModelNew(*task.get_init_inputs())
+        inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
+    model = model.cuda() if isinstance(model, torch.nn.Module) else model
+    with torch.no_grad():
+        return float(
+            triton.testing.do_bench(
+                lambda: model(*inputs), warmup=100, rep=500, return_mode="median"
+            )
+        )
+
+
+# -- the measurements ---------------------------------------------------------------------------
+
+
+async def smoke(device: str, home: Path) -> dict:
+    async with judge_for(device, 1, home) as judge:
+        results = {}
+        for name in ("softmax", "gemm_bias_relu"):
+            started = time.perf_counter()
+            result = await judge.evaluate(get_bundled_task(name), bundled_solution(name))
+            results[name] = row(name, result) | {"wall_s": time.perf_counter() - started}
+            print(name, result.status.value, result.message[:400], flush=True)
+        return results
+
+
+async def fidelity(device: str, home: Path, names: list[str], repeats: int) -> dict:
+    out: dict[str, Any] = {}
+    async with judge_for(device, 4, home) as judge:
+        await cache_baselines(judge, names)
+        for name in names:
+            task, code = get_bundled_task(name), bundled_solution(name)
+            quiet = [await judge.evaluate(task, code) for _ in range(repeats)]
+            stop = asyncio.Event()
+
+            async def load(stop: asyncio.Event = stop, name: str = name) -> None:
+                others = [n for n in names if n != name]
+                index = 0
+                while not stop.is_set():
+                    other = others[index % len(others)]
+                    await judge.evaluate(get_bundled_task(other), bundled_solution(other))
+                    index += 1
+
+            loaders = [asyncio.create_task(load()) for _ in range(3)]
+            loaded = [await judge.evaluate(task, code) for _ in range(repeats)]
+            stop.set()
+            await asyncio.gather(*loaders)
+            out[name] = {
+                "quiet": [row(name, r) for r in quiet],
+                "loaded": [row(name, r) for r in loaded],
+            }
+            print(name, [r.status.value for r in quiet + loaded], flush=True)
+    for name in names:
+        out[name]["do_bench_ms"] = do_bench_ms(name)
+    return out
+
+
+async def throughput(device: str, home: Path, names: list[str], workers: int, passes: int) -> dict:
+    async with judge_for(device, workers, home) as judge:
+        await cache_baselines(judge, names)
+        jobs = [name for _ in range(passes) for name in names]
+        started = time.perf_counter()
+        results = await asyncio.gather(
+            *(judge.evaluate(get_bundled_task(n), bundled_solution(n)) for n in jobs)
+        )
+        wall = time.perf_counter() - started
+    return {
+        "workers": workers,
+        "evaluations": len(jobs),
+        "wall_s": wall,
+        "evals_per_min": len(jobs) / wall * 60,
+        "not_correct": [
+            (n, r.status.value, r.message[:200])
+            for n, r in zip(jobs, results, strict=True)
+            if not r.ok
+        ],
+    }
+
+
+async def cost(device: str, home: Path, names: list[str]) -> dict:
+    async with judge_for(device, 1, home) as judge:
+        await cache_baselines(judge, names)
+        for name in names:  # a first pass warms the compile caches of the workers' image
+            await judge.evaluate(get_bundled_task(name), bundled_solution(name))
+        rows = []
+        for name in names:
+            started = time.perf_counter()
+            result = await judge.evaluate(get_bundled_task(name), bundled_solution(name))
+            rows.append(row(name, result) | {"wall_s": time.perf_counter() - started})
+    keys = rows[0]["phases"].keys()
+    return {
+        "rows": rows,
+        "mean_wall_s": statistics.fmean(r["wall_s"] for r in rows),
+        "mean_phases": {k: statistics.fmean(r["phases"][k] for r in rows) for k in keys},
+    }
+
+
+def summarize_fidelity(out: dict) -> None:
+    print(
+        f"{'task':26} {'judge ms':>10} {'do_bench':>10} {'ratio':>7} {'quiet':>7} {'loaded':>7} "
+        f"{'K':>4} {'spans':>5} {'handoff':>8}"
+    )
+    for name, data in out.items():
+        quiet = [r["median_ms"] for r in data["quiet"] if r["median_ms"]]
+        loaded = [r["median_ms"] for r in data["loaded"] if r["median_ms"]]
+        if not quiet:
+            print(f"{name:26} {data['quiet'][0]['status']}: {data['quiet'][0]['message'][:80]}")
+            continue
+        median = statistics.median(quiet)
+        timing = data["quiet"][0]["timing"] or {}
+        spread = lambda xs: (max(xs) / min(xs) - 1) * 100 if xs else float("nan")  # noqa: E731
+        print(
+            f"{name:26} {median:10.4f} {data['do_bench_ms']:10.4f} "
+            f"{median / data['do_bench_ms']:7.3f} {spread(quiet):6.2f}% {spread(loaded):6.2f}% "
+            f"{timing.get('calls_per_span', '-'):>4} {timing.get('spans', '-'):>5} "
+            f"{timing.get('handoff_ms', float('nan')):8.4f}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("what", choices=["smoke", "fidelity", "throughput", "cost"])
+    parser.add_argument("--device", default="cuda:0")
+    parser.add_argument("--tasks", default=",".join(solution_names()))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--passes", type=int, default=2)
+    parser.add_argument("--home", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--no-pid-namespace", action="store_true")
+    parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument(
+        "--no-baselines",
+        action="store_true",
+        help="Time candidates only (no speedups): the same work as with baselines cached.",
+    )
+    args = parser.parse_args()
+    global PID_NAMESPACE, TIMEOUT_S, BASELINES
+    PID_NAMESPACE = not args.no_pid_namespace
+    TIMEOUT_S = args.timeout
+    BASELINES = not args.no_baselines
+    home = args.home or Path(tempfile.mkdtemp(prefix="trusted-judge-"))
+    home.mkdir(parents=True, exist_ok=True)
+    names = [n for n in args.tasks.split(",") if n]
+    if args.what == "smoke":
+        out = asyncio.run(smoke(args.device, home))
+    elif args.what == "fidelity":
+        out = asyncio.run(fidelity(args.device, home, names, args.repeats))
+    elif args.what == "throughput":
+        out = asyncio.run(throughput(args.device, home, names, args.workers, args.passes))
+    else:
+        out = asyncio.run(cost(args.device, home, names))
+    if args.out:
+        args.out.write_text(json.dumps(out, indent=1, default=str))
+    if args.what == "fidelity":
+        summarize_fidelity(out)
+    elif args.what == "throughput":
+        print(
+            f"{out['evaluations']} evaluations, {out['workers']} workers: "
+            f"{out['evals_per_min']:.1f}/min; not correct: {out['not_correct']}"
+        )
+    elif args.what == "cost":
+        print(f"mean {out['mean_wall_s']:.3f} s per evaluation; phases {out['mean_phases']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,229 @@
+"""The operating system's sandbox around user code, with the source check disguised past and
+(mostly) the audit hook off: what a kernel cannot change, read or see whatever it tries.
+
+Directories the kernels attack lie next to the repository, not under /tmp: /tmp is hidden from
+every sandboxed process anyway, so only a directory outside it shows that the view is read-only
+and that the judge's and the user's homes are hidden by name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import adaexplore_mcp
+from adaexplore_mcp.config import IntegritySettings, SandboxSettings
+from adaexplore_mcp.judge import LocalJudge, Status
+from adaexplore_mcp.store import Store
+from adaexplore_mcp.tasks import get_bundled_task
+
+from ..conftest import SyncJudge, cpu_settings
+from .exploits import wrapped
+from .kernels import module
+
+SOFTMAX = get_bundled_task("softmax")
+REPOSITORY = Path(adaexplore_mcp.__file__).resolve().parent.parent
+SOFTMAX_RESULT = "return torch.softmax(x, -1)"
+
+
+def _beside_the_repository(kind: str) -> Path:
+    path = REPOSITORY / f".sandbox-{kind}-{uuid.uuid4().hex[:12]}"
+    path.mkdir()
+    return path
+
+
+def _needs_namespaces(result) -> None:
+    """Where the machine allows no user namespace the judge falls back to Landlock, which only
+    confines writes: the view these tests probe does not exist there."""
+    if not result.environment.sandbox.user_namespace:
+        pytest.skip("this machine does not allow unprivileged user namespaces")
+
+
+def _tree(root: Path) -> dict[str, bytes | None]:
+    """Every entry under ``root``, with a file's content (None for anything else)."""
+    return {
+        str(p.relative_to(root)): p.read_bytes() if p.is_file() and not p.is_symlink() else None
+        for p in sorted(root.rglob("*"))
+    }
+
+
+@pytest.fixture
+def target() -> Iterator[Path]:
+    """A directory the host can write, visible (read-only) inside the sandbox, with one file."""
+    path = _beside_the_repository("target")
+    try:
+        (path / "kept.txt").write_text("kept")
+        yield path
+    finally:
+        shutil.rmtree(path)
+
+
+@pytest.fixture(scope="module")
+def private_homes(loop_thread) -> Iterator[tuple[SyncJudge, Path, Path, str]]:
+    """A judge whose home (with its database) and whose user's HOME both hold a secret:
+    (judge, judge home, user home, secret)."""
+    judge_home = _beside_the_repository("judge-home")
+    user_home = _beside_the_repository("user-home")
+    secret = f"secret-{uuid.uuid4().hex}"
+    try:
+        for home in (judge_home, user_home):
+            (home / "secret.txt").write_text(secret)
+        settings = cpu_settings(workers_per_device=1, integrity=IntegritySettings(enabled=False))
+        judge = LocalJudge(
+            settings, home=judge_home, store=Store(judge_home / "adaexplore.sqlite3")
+        )
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("HOME", str(user_home))  # the workers' environment is taken at start
+            loop_thread.run(judge.start())
+        try:
+            yield SyncJudge(loop_thread, judge), judge_home, user_home, secret
+        finally:
+            loop_thread.run(judge.close())
+    finally:
+        shutil.rmtree(judge_home)
+        shutil.rmtree(user_home)
+
+
+FILESYSTEM_CHANGES = """
+refused = []
+for name, args in (
+    ('mk' + 'dir', (TARGET + '/made',)),
+    ('sym' + 'link', ('/etc/passwd', TARGET + '/link')),
+    ('re' + 'name', (TARGET + '/kept.txt', TARGET + '/renamed.txt')),
+    ('un' + 'link', (TARGET + '/kept.txt',)),
+):
+    try:
+        getattr(os, name)(*args)
+    except OSError as error:
+        refused.append(f'{name}: {error.strerror}')
+if refused:
+    raise OSError(' | '.join(refused))
+"""
+
+
+def test_the_filesystem_outside_the_scratch_space_is_read_only(unguarded_judge, target):
+    """With the audit hook off, mkdir, symlink, rename and unlink outside the working
+    directory each meet the read-only view, and the host's directory is left as it was."""
+    before = _tree(target)
+    code = module(FILESYSTEM_CHANGES + SOFTMAX_RESULT, prelude=f"TARGET = {str(target)!r}")
+    result = unguarded_judge.evaluate(SOFTMAX, code, timeout_s=60)
+    assert _tree(target) == before == {"kept.txt": b"kept"}
+    _needs_namespaces(result)
+    assert result.status is Status.RUNTIME_ERROR, result.message
+    assert result.error.message.count("Read-only file system") == 4, result.error.message
+    assert "The sandbox refused it" in result.message
+
+
+def test_a_change_outside_the_working_directory_is_named_by_the_audit_hook(cpu_judge, target):
+    """With the integrity checks on, the same mkdir is rejected as the kernel's own doing."""
+    before = _tree(target)
+    forward = "getattr(os, 'mk' + 'dir')(TARGET + '/made')\nreturn honest(x)"
+    result = cpu_judge.evaluate(
+        SOFTMAX, wrapped(forward, prelude=f"TARGET = {str(target)!r}"), timeout_s=60
+    )
+    assert _tree(target) == before
+    assert result.status is Status.REJECTED, result.message
+    assert result.integrity[0].check == "file_write", result.message
+
+
+def test_the_judges_database_cannot_be_written(private_homes):
+    """The database in the judge's home is hidden: a kernel cannot open it, let alone add to it."""
+    judge, judge_home, _, _ = private_homes
+    database = judge_home / "adaexplore.sqlite3"
+    forward = (
+        f"db = sqlite3.connect({str(database)!r})\n"
+        "db.execute('CREATE TABLE pwned (x)')\ndb.commit()\n" + SOFTMAX_RESULT
+    )
+    result = judge.evaluate(SOFTMAX, module(forward, prelude="import sqlite3"), timeout_s=60)
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    assert "pwned" not in tables
+    _needs_namespaces(result)
+    assert result.status is Status.RUNTIME_ERROR, result.message
+    assert result.error.type == "OperationalError", result.message
+
+
+@pytest.mark.parametrize("which", ["judge", "user"])
+def test_the_judges_and_the_users_homes_are_unreadable(private_homes, which):
+    """Both homes are covered by an empty directory: nothing to list, no file to read."""
+    judge, judge_home, user_home, secret = private_homes
+    home = str(judge_home if which == "judge" else user_home)
+    forward = (
+        f"print('LISTING', os.listdir({home!r}))\n"
+        f"print(open(os.path.join({home!r}, 'secret.txt')).read())\n" + SOFTMAX_RESULT
+    )
+    result = judge.evaluate(SOFTMAX, module(forward), timeout_s=60)
+    _needs_namespaces(result)
+    assert result.status is Status.RUNTIME_ERROR, result.message
+    assert result.error.type == "FileNotFoundError", result.message
+    assert "LISTING []" in result.output_tail
+    assert secret not in result.output_tail + result.message + result.error.message
+
+
+def test_the_caches_are_bounded_apart_from_the_output_limit(unguarded_judge):
+    """24 MiB in Triton's cache directory (on the private /tmp) fit, though the output limit
+    is 16 MiB."""
+    forward = (
+        "cache = getattr(os, 'env' + 'iron')['TRITON_CACHE_DIR']\n"
+        "getattr(os, 'make' + 'dirs')(cache, exist_ok=True)\n"
+        "with open(os.path.join(cache, 'big.bin'), 'wb') as f:\n"
+        "    f.write(bytes(24 * 2**20))\n"
+        "assert os.path.getsize(os.path.join(cache, 'big.bin')) == 24 * 2**20\n" + SOFTMAX_RESULT
+    )
+    result = unguarded_judge.evaluate(SOFTMAX, module(forward), timeout_s=60)
+    assert result.status is Status.CORRECT, result.message
+
+
+WRITE_24_MIB = "with open('big.bin', 'wb') as f:\n    f.write(bytes(24 * 2**20))\n"
+
+
+def test_the_working_directory_holds_no_more_than_the_output_limit(cpu_judge):
+    """The working directory is a 16 MiB filesystem of its own: a bigger file does not fit."""
+    result = cpu_judge.evaluate(SOFTMAX, wrapped(WRITE_24_MIB + "return honest(x)"), timeout_s=60)
+    _needs_namespaces(result)
+    assert result.status is Status.RUNTIME_ERROR, result.message
+    assert "No space left on device" in result.error.message
+    assert "more than its working directory holds (the output limit)" in result.message
+
+
+def test_a_kernel_sees_no_process_but_its_own(unguarded_judge):
+    """Its /proc is its PID namespace's: the namespace's init and the kernel's process, and
+    none of the host's (this test's process among them)."""
+    forward = (
+        "pids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())\n"
+        "if len(pids) > 2 or HOST_PID in set(pids) - {1, os.getpid()}:\n"
+        "    raise RuntimeError(f'other processes are visible: {pids}')\n" + SOFTMAX_RESULT
+    )
+    code = module(forward, prelude=f"HOST_PID = {os.getpid()}")
+    result = unguarded_judge.evaluate(SOFTMAX, code, timeout_s=60)
+    _needs_namespaces(result)
+    assert result.status is Status.CORRECT, result.message
+
+
+def test_the_output_limit_holds_without_a_private_view(loop_thread, tmp_path):
+    """output_limit_mb bounds what a kernel writes to its working directory, also where the
+    judge confines writes with Landlock instead of a private view."""
+    settings = cpu_settings(
+        workers_per_device=1,
+        integrity=IntegritySettings(enabled=False),
+        sandbox=SandboxSettings(private_filesystem=False),
+    )
+
+    async def run():
+        async with LocalJudge(settings, home=tmp_path) as judge:
+            return await judge.evaluate(
+                SOFTMAX, module(WRITE_24_MIB + SOFTMAX_RESULT), timeout_s=60
+            )
+
+    result = loop_thread.run(run())
+    if not result.environment.sandbox.landlock:
+        pytest.skip("Landlock is not available on this machine")
+    assert result.status is Status.RUNTIME_ERROR, result.message
+    assert "more than the output limit" in result.message
