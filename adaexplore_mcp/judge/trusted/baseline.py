@@ -12,8 +12,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from adaexplore_mcp.judge.result import Phase, RuntimeStats
+from adaexplore_mcp.judge.trusted.common import gpu_lock, task_failure
 from adaexplore_mcp.judge.trusted.compare import Comparison
-from adaexplore_mcp.judge.trusted.evaluation import gpu_lock, task_failure
 from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed
 from adaexplore_mcp.judge.trusted.report import Reporter
 from adaexplore_mcp.judge.trusted.timed_calls import first_wrong

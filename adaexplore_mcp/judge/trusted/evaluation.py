@@ -14,7 +14,6 @@ import itertools
 import random
 import secrets
 import time
-from contextlib import nullcontext
 from typing import Any
 
 import torch
@@ -32,14 +31,13 @@ from adaexplore_mcp.judge.result import (
     Phase,
     PhaseTimes,
     RuntimeStats,
-    ShapeError,
     Status,
     TimingDetail,
     kernel_hash,
 )
 from adaexplore_mcp.judge.trusted import integrity
+from adaexplore_mcp.judge.trusted.common import Verdict, device_of, gpu_lock, task_failure
 from adaexplore_mcp.judge.trusted.compare import Comparison, first_modified
-from adaexplore_mcp.judge.trusted.gpulock import GpuLock
 from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed, SubjectLost
 from adaexplore_mcp.judge.trusted.report import Reporter, TaskFailed
 from adaexplore_mcp.judge.wire.jobs import ChildJob
@@ -62,33 +60,6 @@ from adaexplore_mcp.judge.wire.subject import (
     ValuesAnswer,
 )
 from adaexplore_mcp.tasks import ShapeVariant
-
-
-class Verdict(Exception):
-    """Ends the evaluation early with a non-correct result."""
-
-    def __init__(self, result: EvalResult) -> None:
-        self.result = result
-
-
-def device_of(job: ChildJob) -> torch.device:
-    # A GPU job's processes see exactly one GPU (CUDA_VISIBLE_DEVICES), whatever it is called.
-    return torch.device("cpu") if job.device == "cpu" else torch.device("cuda", 0)
-
-
-def gpu_lock(job: ChildJob) -> tuple[Any, Any]:
-    """(shared, exclusive) context-manager factories; no-ops on the CPU."""
-    if job.device == "cpu" or not job.gpu_lock:
-        return nullcontext, nullcontext
-    lock = GpuLock(job.gpu_lock)
-    return lock.shared, lock.exclusive
-
-
-def task_failure(task_name: str, shown: str, error: SubjectError) -> TaskFailed:
-    where = ""
-    if error.frames:
-        where = f" at {shown}:{error.frames[-1].line}"
-    return TaskFailed(f"task {task_name!r}: {error.message}{where} ({error.type})")
 
 
 class Evaluation:
@@ -339,43 +310,9 @@ class Evaluation:
             self.kernel_s += elapsed
 
     def _diagnose_rounding(self, mismatch: Mismatch) -> None:
-        """For wrong values of the size rounding produces: the same output's error on the
-        task's other shapes. Rounding error grows with the reduction length, a logic error
-        usually does not; the message reports which it is. Never changes the verdict."""
-        if not messages.rounding_sized(mismatch):
-            return
-        errors = [ShapeError(shape=mismatch.variant, inputs=0, rel_l2_error=mismatch.rel_l2_error)]
-        try:
-            for variant in self.task.variants_for(self.device_kind):
-                key, master = self._inputs(variant)
-                if variant.describe() == mismatch.variant:
-                    errors[0].inputs = _numel(master)
-                    self._task(ForgetRequest(keys=[key]), OkAnswer)
-                    continue
-                if variant.name not in self.parameter_bytes:
-                    self._build(variant)
-                outputs, _, _, _ = self._call(variant, master, "check", Phase.CHECKING, False)
-                expected, _ = self._reference(key)
-                actual, want = outputs[mismatch.output_index], expected[mismatch.output_index]
-                norm = float(want.double().norm())
-                if norm:
-                    error = float((actual.double() - want.double()).norm()) / norm
-                    errors.append(
-                        ShapeError(
-                            shape=variant.describe(), inputs=_numel(master), rel_l2_error=error
-                        )
-                    )
-        except (
-            Verdict,
-            Violation,
-            SubjectLost,
-            SubjectFailed,
-            TaskFailed,
-            IndexError,
-            RuntimeError,
-        ):
-            return  # a diagnosis only: whatever the kernel does here, the verdict stands
-        mismatch.errors_by_shape = sorted(errors, key=lambda e: e.inputs)
+        from adaexplore_mcp.judge.trusted.diagnosis import diagnose_rounding
+
+        diagnose_rounding(self, mismatch)
 
     def _time(self) -> tuple[RuntimeStats, TimingDetail]:
         from adaexplore_mcp.judge.trusted.timed_calls import time_candidate
@@ -448,7 +385,3 @@ def _environment(job: ChildJob, ready: ReadyAnswer) -> Environment:
         triton=ready.triton,
         python=ready.python,
     )
-
-
-def _numel(values: list[Any]) -> int:
-    return sum(v.numel() for v in values if isinstance(v, torch.Tensor))

@@ -16,8 +16,8 @@ from typing import Any
 import torch
 
 from adaexplore_mcp.judge.result import LintFinding, LintReport, Phase
+from adaexplore_mcp.judge.trusted.common import task_failure
 from adaexplore_mcp.judge.trusted.compare import Comparison, first_modified
-from adaexplore_mcp.judge.trusted.evaluation import task_failure
 from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed
 from adaexplore_mcp.judge.trusted.report import Reporter
 from adaexplore_mcp.judge.wire.jobs import ChildJob

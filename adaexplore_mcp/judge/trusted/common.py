@@ -1,0 +1,41 @@
+"""What the trusted process's jobs share: the device, the GPU lock, a task's failure."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import Any
+
+import torch
+
+from adaexplore_mcp.judge.result import EvalResult
+from adaexplore_mcp.judge.trusted.gpulock import GpuLock
+from adaexplore_mcp.judge.trusted.report import TaskFailed
+from adaexplore_mcp.judge.wire.jobs import ChildJob
+from adaexplore_mcp.judge.wire.subject import SubjectError
+
+
+def device_of(job: ChildJob) -> torch.device:
+    # A GPU job's processes see exactly one GPU (CUDA_VISIBLE_DEVICES), whatever it is called.
+    return torch.device("cpu") if job.device == "cpu" else torch.device("cuda", 0)
+
+
+def gpu_lock(job: ChildJob) -> tuple[Any, Any]:
+    """(shared, exclusive) context-manager factories; no-ops on the CPU."""
+    if job.device == "cpu" or not job.gpu_lock:
+        return nullcontext, nullcontext
+    lock = GpuLock(job.gpu_lock)
+    return lock.shared, lock.exclusive
+
+
+def task_failure(task_name: str, shown: str, error: SubjectError) -> TaskFailed:
+    where = ""
+    if error.frames:
+        where = f" at {shown}:{error.frames[-1].line}"
+    return TaskFailed(f"task {task_name!r}: {error.message}{where} ({error.type})")
+
+
+class Verdict(Exception):
+    """Ends the evaluation early with a non-correct result."""
+
+    def __init__(self, result: EvalResult) -> None:
+        self.result = result

@@ -1,0 +1,62 @@
+"""When a kernel's values are wrong by about what rounding produces: the same output's error on
+the task's other shapes, for the message (rounding error grows with the reduction length, a
+logic error usually does not). A diagnosis only: it never changes the verdict."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+
+from adaexplore_mcp.judge import messages
+from adaexplore_mcp.judge.checks import Violation
+from adaexplore_mcp.judge.result import Mismatch, Phase, ShapeError
+from adaexplore_mcp.judge.trusted.common import Verdict
+from adaexplore_mcp.judge.trusted.link import SubjectFailed, SubjectLost
+from adaexplore_mcp.judge.trusted.report import TaskFailed
+from adaexplore_mcp.judge.wire.subject import ForgetRequest, OkAnswer
+
+if TYPE_CHECKING:
+    from adaexplore_mcp.judge.trusted.evaluation import Evaluation
+
+
+def diagnose_rounding(evaluation: Evaluation, mismatch: Mismatch) -> None:
+    """For wrong values of the size rounding produces: the same output's error on the
+    task's other shapes. Rounding error grows with the reduction length, a logic error
+    usually does not; the message reports which it is. Never changes the verdict."""
+    if not messages.rounding_sized(mismatch):
+        return
+    errors = [ShapeError(shape=mismatch.variant, inputs=0, rel_l2_error=mismatch.rel_l2_error)]
+    try:
+        for variant in evaluation.task.variants_for(evaluation.device_kind):
+            key, master = evaluation._inputs(variant)
+            if variant.describe() == mismatch.variant:
+                errors[0].inputs = _numel(master)
+                evaluation._task(ForgetRequest(keys=[key]), OkAnswer)
+                continue
+            if variant.name not in evaluation.parameter_bytes:
+                evaluation._build(variant)
+            outputs, _, _, _ = evaluation._call(variant, master, "check", Phase.CHECKING, False)
+            expected, _ = evaluation._reference(key)
+            actual, want = outputs[mismatch.output_index], expected[mismatch.output_index]
+            norm = float(want.double().norm())
+            if norm:
+                error = float((actual.double() - want.double()).norm()) / norm
+                errors.append(
+                    ShapeError(shape=variant.describe(), inputs=_numel(master), rel_l2_error=error)
+                )
+    except (
+        Verdict,
+        Violation,
+        SubjectLost,
+        SubjectFailed,
+        TaskFailed,
+        IndexError,
+        RuntimeError,
+    ):
+        return  # a diagnosis only: whatever the kernel does here, the verdict stands
+    mismatch.errors_by_shape = sorted(errors, key=lambda e: e.inputs)
+
+
+def _numel(values: list) -> int:
+    return sum(v.numel() for v in values if isinstance(v, torch.Tensor))
