@@ -16,8 +16,6 @@ import secrets
 import time
 from typing import Any
 
-import torch
-
 from adaexplore_mcp.judge import messages
 from adaexplore_mcp.judge.checks import Violation
 from adaexplore_mcp.judge.errors import classify, detail_of
