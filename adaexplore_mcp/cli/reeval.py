@@ -108,6 +108,8 @@ def _settings(
             "min_runs": runs,
             "max_runs": max(runs, max_runs),
             "target_ms": target_ms,
+            # longer than a search step's timing: more spans of fresh, checked calls
+            "max_spans": max(settings.judge.timing.max_spans, 32),
         }
     )
     update: dict[str, object] = {"timing": timing}
