@@ -17,7 +17,7 @@ from adaexplore_mcp.tasks.model import ShapeValue
 
 
 class _Message(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
 
 
 # -- requests ----------------------------------------------------------------------------------

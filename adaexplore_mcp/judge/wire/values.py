@@ -39,7 +39,7 @@ class DecodeError(ValueError):
 
 
 class _Value(BaseModel):
-    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="strings")
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
 
 
 class TensorValue(_Value):

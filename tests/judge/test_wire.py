@@ -1,0 +1,117 @@
+"""What crosses between the judge's processes is checked before the trusted process reads it:
+a description sent by a candidate cannot make it read outside what was sent."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+import torch
+
+from adaexplore_mcp.config import TimingSettings
+from adaexplore_mcp.judge.trusted.timing import plan_calls
+from adaexplore_mcp.judge.wire.frames import HEADER, Channel, ChannelClosed, FrameBuffer, FrameError
+from adaexplore_mcp.judge.wire.subject import ValuesAnswer, answer_adapter
+from adaexplore_mcp.judge.wire.values import (
+    DecodeError,
+    PayloadDecoder,
+    PayloadEncoder,
+    SequenceValue,
+    TensorValue,
+    Value,
+)
+
+
+def roundtrip(values):
+    """Through an answer's JSON, as between processes."""
+    encoder = PayloadEncoder()
+    answer = ValuesAnswer(values=encoder.encode_all(values))
+    specs = answer_adapter.validate_json(answer.model_dump_json()).values
+    return PayloadDecoder(encoder.payload()).decode_all(specs), specs, encoder.payload()
+
+
+def test_values_keep_their_layout_and_kinds():
+    x = torch.arange(24.0).reshape(4, 6).t()[1:]  # a strided view
+    values = [x, 3, 2.5, float("inf"), True, None, "s", [x, (1, 2)], object(), float("nan")]
+    back, _, _ = roundtrip(values)
+    assert torch.equal(back[0], x) and back[0].stride() == x.stride()
+    assert back[1:7] == [3, 2.5, float("inf"), True, None, "s"]
+    assert back[9] != back[9]  # NaN
+    assert torch.equal(back[7][0], x) and back[7][1] == (1, 2)
+    assert repr(back[8]) == "<object>"
+
+
+def _tensor(**changes) -> TensorValue:
+    fields = {
+        "dtype": "float32",
+        "shape": [4],
+        "stride": [1],
+        "offset": 0,
+        "storage_bytes": 16,
+        "device": "cpu",
+        "at": 0,
+    }
+    return TensorValue(**(fields | changes))
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        _tensor(shape=[5]),  # a view past its storage
+        _tensor(offset=1),
+        _tensor(stride=[-1]),
+        _tensor(storage_bytes=15),  # not a whole number of elements
+        _tensor(at=8),  # bytes past the payload
+        _tensor(dtype="object"),
+        _tensor(shape=[2, 2], stride=[2]),
+    ],
+)
+def test_a_description_that_does_not_fit_what_was_sent_is_refused(spec):
+    with pytest.raises(DecodeError):
+        PayloadDecoder(bytes(16)).decode(spec)
+
+
+def test_values_nested_too_deep_are_refused():
+    value: Value = _tensor()
+    for _ in range(8):
+        value = SequenceValue(kind="list", items=[value])
+    with pytest.raises(DecodeError):
+        PayloadDecoder(bytes(16)).decode(value)
+
+
+def test_oversized_frames_are_refused_before_anything_is_allocated():
+    with pytest.raises(FrameError):
+        FrameBuffer(max_payload=1024).feed(HEADER.pack(10, 1 << 40))
+    ours, theirs = socket.socketpair()
+    channel = Channel(ours, max_payload=1024)
+    theirs.sendall(HEADER.pack(2, 1 << 30) + b"{}")
+    with pytest.raises(FrameError):
+        channel.receive(answer_adapter)
+
+
+def test_a_malformed_answer_and_a_closed_socket_are_told_apart():
+    ours, theirs = socket.socketpair()
+    channel = Channel(ours)
+    theirs.sendall(HEADER.pack(13, 0) + b'{"kind":"no"}')
+    with pytest.raises(FrameError):
+        channel.receive(answer_adapter)
+    theirs.close()
+    with pytest.raises(ChannelClosed):
+        channel.receive(answer_adapter)
+    with pytest.raises(ChannelClosed):
+        Channel(socket.socketpair()[0]).receive(answer_adapter, timeout_s=0.05)
+
+
+@pytest.mark.parametrize(
+    ("per_call_ms", "call_bytes", "calls", "spans"),
+    [
+        (0.09, 7 * 2**27, 9, 8),  # memory-bound: the budget (a tenth of 80 GiB) limits a span
+        (0.5, 2**20, 4, 8),  # small inputs: a span of about 2 ms
+        (5.0, 2**20, 1, 8),  # a long kernel: one call a span, enough spans for a median
+    ],
+)
+def test_spans_are_planned_within_time_and_memory(per_call_ms, call_bytes, calls, spans):
+    planned = plan_calls(
+        TimingSettings(), per_call_ms=per_call_ms, call_bytes=call_bytes, total_memory=80 * 2**30
+    )
+    assert planned == (calls, spans)
