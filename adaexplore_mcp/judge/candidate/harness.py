@@ -24,6 +24,7 @@ from adaexplore_mcp.judge.subject.server import (
     Codec,
     Server,
     UserCodeError,
+    aliased,
     flatten,
     payload_of,
 )
@@ -121,7 +122,7 @@ class Candidate:
             raise UserCodeError(describe_exception(failure, KERNEL_FILE), signals)
         outputs = flatten(output)
         signals.output_kinds = [_kind(value) for value in outputs]
-        signals.aliased_input = _aliased(outputs, args)
+        signals.aliased_input = aliased(outputs, args)
         if signals.aliased_input is not None:  # memory it was lent cannot be lent back: a copy
             outputs[signals.aliased_input] = outputs[signals.aliased_input].clone()
         try:
@@ -141,7 +142,7 @@ class Candidate:
         model = self.models[request.variant]
         failure: BaseException | None = None
         answer: tuple[Answer, bytes] | None = None
-        with self.monitor.call("check") as signals:
+        with self.monitor.call("check", poison=False) as signals:  # timed calls run as they are
             try:
                 with torch.no_grad():
                     answer = self._server.arm(request, payload, lambda args: model(*args), signals)
@@ -161,20 +162,4 @@ def _kind(value: Any) -> str | None:
         return f"tensor subclass {type(value).__name__}"
     if value.is_meta:
         return "meta tensor"
-    return None
-
-
-def _aliased(outputs: list[Any], args: list[Any]) -> int | None:
-    storages = {
-        value.untyped_storage().data_ptr()
-        for value in args
-        if isinstance(value, torch.Tensor) and value.numel()
-    }
-    for index, output in enumerate(outputs):
-        if (
-            isinstance(output, torch.Tensor)
-            and output.numel()
-            and output.untyped_storage().data_ptr() in storages
-        ):
-            return index
     return None

@@ -103,8 +103,11 @@ class Monitor:
         return [AuditEvent(check=check, detail=detail[:1000]) for check, detail in self.events[:20]]
 
     @contextlib.contextmanager
-    def call(self, mode: str) -> Iterator[Signals]:
-        """Around one call of forward; the signals are complete when the block ends."""
+    def call(self, mode: str, *, poison: bool = True) -> Iterator[Signals]:
+        """Around one call of forward; the signals are complete when the block ends.
+        ``poison``: memory torch hands out uninitialized is filled with NaN (or the largest
+        integer), so an output element the kernel never writes is plainly wrong (its process
+        holds no reference it could find by chance anyway)."""
         signals = Signals()
         before = self._launches[0]
         native_before = _native_thread_count()
@@ -114,7 +117,11 @@ class Monitor:
         profiler = _Profiler(self.device) if mode == "profile" else None
         self._profiling[0] = profiler is not None
         try:
-            with profiler if profiler is not None else contextlib.nullcontext(), recorder:
+            with (
+                profiler if profiler is not None else contextlib.nullcontext(),
+                _poisoned() if poison else contextlib.nullcontext(),
+                recorder,
+            ):
                 yield signals
         finally:
             self._noop[0] = False
@@ -215,6 +222,19 @@ class _QuietStderr:
     def __exit__(self, *exc: object) -> None:
         os.dup2(self._saved, 2)
         os.close(self._saved)
+
+
+@contextlib.contextmanager
+def _poisoned() -> Iterator[None]:
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the kernel's glue may be non-deterministic: no matter
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        try:
+            yield
+        finally:
+            torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
 
 
 def _launcher_classes() -> list[tuple[type, bool]]:

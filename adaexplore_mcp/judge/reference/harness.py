@@ -14,7 +14,14 @@ import torch
 from adaexplore_mcp.judge.errors import REFERENCE_FILE, describe_exception
 from adaexplore_mcp.judge.reference.task_module import TaskModule, parameter_bytes
 from adaexplore_mcp.judge.subject.loading import describe_platform, start_device, synchronize
-from adaexplore_mcp.judge.subject.server import Codec, Server, UserCodeError, flatten, payload_of
+from adaexplore_mcp.judge.subject.server import (
+    Codec,
+    Server,
+    UserCodeError,
+    aliased,
+    flatten,
+    payload_of,
+)
 from adaexplore_mcp.judge.wire.frames import Channel
 from adaexplore_mcp.judge.wire.jobs import ChildJob
 from adaexplore_mcp.judge.wire.subject import (
@@ -118,7 +125,7 @@ class Reference:
         specs = encoder.encode_all(outputs)
         after = encoder.encode_all(values) if request.inputs_after else None
         answer = ValuesAnswer(
-            values=specs, inputs_after=after, aliased_input=_aliased(outputs, values)
+            values=specs, inputs_after=after, aliased_input=aliased(outputs, values)
         )
         return answer, payload_of(encoder)
 
@@ -162,19 +169,3 @@ class Reference:
 
         with self.task.task_code("running Model.forward"):
             return self._server.arm(request, payload, forward, Signals())
-
-
-def _aliased(outputs: list[Any], inputs: list[Any]) -> int | None:
-    storages = {
-        value.untyped_storage().data_ptr()
-        for value in inputs
-        if isinstance(value, torch.Tensor) and value.numel()
-    }
-    for index, output in enumerate(outputs):
-        if (
-            isinstance(output, torch.Tensor)
-            and output.numel()
-            and output.untyped_storage().data_ptr() in storages
-        ):
-            return index
-    return None

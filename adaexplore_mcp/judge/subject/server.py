@@ -89,6 +89,23 @@ def payload_of(encoder: Encoder) -> bytes:
     return b""
 
 
+def aliased(outputs: list[Any], inputs: list[Any]) -> int | None:
+    """The first output that shares memory with an input, or None."""
+    storages = {
+        value.untyped_storage().data_ptr()
+        for value in inputs
+        if isinstance(value, torch.Tensor) and value.numel()
+    }
+    for index, output in enumerate(outputs):
+        if (
+            isinstance(output, torch.Tensor)
+            and output.numel()
+            and output.untyped_storage().data_ptr() in storages
+        ):
+            return index
+    return None
+
+
 def flatten(output: Any) -> list[Any]:
     """forward's outputs as a list: a tensor is one output, a tuple or list is many."""
     if isinstance(output, tuple | list):

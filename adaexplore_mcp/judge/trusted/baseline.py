@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from adaexplore_mcp.judge.result import Phase, RuntimeStats
-from adaexplore_mcp.judge.trusted.common import gpu_lock, task_failure
+from adaexplore_mcp.judge.trusted.common import ask_task, gpu_lock, task_failure
 from adaexplore_mcp.judge.trusted.compare import Comparison
 from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed
 from adaexplore_mcp.judge.trusted.report import Reporter
@@ -49,11 +49,7 @@ class _Baselines:
         self.shared, self.exclusive = gpu_lock(job)
 
     def ask(self, request: Any, expect: type) -> tuple[Any, bytes]:
-        try:
-            return self.link.ask(request, expect=expect)
-        except SubjectFailed as failure:
-            shown = str(self.task.path) if self.task.path else f"task {self.task.name!r}"
-            raise task_failure(self.task.name, shown, failure.answer.error) from None
+        return ask_task(self.link, self.task, request, expect)
 
     def fresh_sets(self, count: int) -> list[tuple[int, list[Any]]]:
         keys = [next(self.keys) for _ in range(count)]
@@ -72,8 +68,7 @@ class _Baselines:
         except SubjectFailed as failure:
             if compiled:
                 raise _CompiledWrong(failure.answer.error.message[:300]) from None
-            shown = str(self.task.path) if self.task.path else f"task {self.task.name!r}"
-            raise task_failure(self.task.name, shown, failure.answer.error) from None
+            raise task_failure(self.task, failure.answer.error) from None
 
     def _time(self, *, compiled: bool) -> RuntimeStats:
         comparison = Comparison(self.job.tolerances, self.task.tolerance)
@@ -124,8 +119,7 @@ class _Baselines:
         self.reporter.phase(Phase.COMPILING)
         ready = self.link.ready()
         if ready.error is not None:
-            shown = str(self.task.path) if self.task.path else f"task {self.task.name!r}"
-            raise task_failure(self.task.name, shown, ready.error)
+            raise task_failure(self.task, ready.error)
         self.calibrator.ready()
         with self.shared():
             self.ask(

@@ -9,9 +9,11 @@ import torch
 
 from adaexplore_mcp.judge.result import EvalResult
 from adaexplore_mcp.judge.trusted.gpulock import GpuLock
+from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed
 from adaexplore_mcp.judge.trusted.report import TaskFailed
 from adaexplore_mcp.judge.wire.jobs import ChildJob
 from adaexplore_mcp.judge.wire.subject import SubjectError
+from adaexplore_mcp.tasks import Task
 
 
 def device_of(job: ChildJob) -> torch.device:
@@ -27,11 +29,19 @@ def gpu_lock(job: ChildJob) -> tuple[Any, Any]:
     return lock.shared, lock.exclusive
 
 
-def task_failure(task_name: str, shown: str, error: SubjectError) -> TaskFailed:
-    where = ""
-    if error.frames:
-        where = f" at {shown}:{error.frames[-1].line}"
-    return TaskFailed(f"task {task_name!r}: {error.message}{where} ({error.type})")
+def task_failure(task: Task, error: SubjectError) -> TaskFailed:
+    """The task's own code failed: where, as the user knows the file."""
+    shown = str(task.path) if task.path else f"task {task.name!r}"
+    where = f" at {shown}:{error.frames[-1].line}" if error.frames else ""
+    return TaskFailed(f"task {task.name!r}: {error.message}{where} ({error.type})")
+
+
+def ask_task(link: Link, task: Task, request: Any, expect: type) -> tuple[Any, bytes]:
+    """A request to the task's process; an error there is the task's failure."""
+    try:
+        return link.ask(request, expect=expect)
+    except SubjectFailed as failure:
+        raise task_failure(task, failure.answer.error) from None
 
 
 class Verdict(Exception):

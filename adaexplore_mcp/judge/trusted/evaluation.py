@@ -34,7 +34,13 @@ from adaexplore_mcp.judge.result import (
     kernel_hash,
 )
 from adaexplore_mcp.judge.trusted import integrity
-from adaexplore_mcp.judge.trusted.common import Verdict, device_of, gpu_lock, task_failure
+from adaexplore_mcp.judge.trusted.common import (
+    Verdict,
+    ask_task,
+    device_of,
+    gpu_lock,
+    task_failure,
+)
 from adaexplore_mcp.judge.trusted.compare import Comparison, first_modified
 from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed, SubjectLost
 from adaexplore_mcp.judge.trusted.report import Reporter, TaskFailed
@@ -141,8 +147,7 @@ class Evaluation:
             integrity.first_signals(ready.signals)
 
     def _task_failed(self, error: SubjectError) -> TaskFailed:
-        shown = str(self.task.path) if self.task.path else f"task {self.task.name!r}"
-        return task_failure(self.task.name, shown, error)
+        return task_failure(self.task, error)
 
     def _check_all(self) -> None:
         variants = self.task.variants_for(self.device_kind)
@@ -177,10 +182,7 @@ class Evaluation:
             self._fail(failure.answer.error, Phase.COMPILING, loading=True)
 
     def _task(self, request: Any, expect: type) -> tuple[Any, bytes]:
-        try:
-            return self.task_link.ask(request, expect=expect)
-        except SubjectFailed as failure:
-            raise self._task_failed(failure.answer.error) from None
+        return ask_task(self.task_link, self.task, request, expect)
 
     def _inputs(self, variant: ShapeVariant, *, reference: bool = False) -> tuple[int, list[Any]]:
         key = next(self._keys)

@@ -150,22 +150,14 @@ class Link:
         """The values the other process sent, in this process's memory (``SubjectLost`` when the
         descriptions do not fit what was sent). Memory the trusted process shared itself is
         never accepted back."""
-        try:
-            taken = self.decoder(payload).decode_all(values)
-            if self.device.type == "cuda":  # copied before the other side may reuse the memory
-                torch.cuda.current_stream().synchronize()
-            return taken
-        except DecodeError as exc:
-            raise SubjectLost(
-                self.role, f"sent values that do not decode ({exc})", garbled=True
-            ) from None
+        return self.take_sets([values], payload)[0]
 
     def take_sets(self, sets: list[list[Value]], payload: bytes) -> list[list[Any]]:
         """Several lists of values in one payload, taken with one wait for the GPU."""
         try:
             decoder = self.decoder(payload)
             taken = [decoder.decode_all(values) for values in sets]
-            if self.device.type == "cuda":
+            if self.device.type == "cuda":  # copied before the other side may reuse the memory
                 torch.cuda.current_stream().synchronize()
             return taken
         except DecodeError as exc:

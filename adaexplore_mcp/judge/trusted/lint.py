@@ -16,9 +16,9 @@ from typing import Any
 import torch
 
 from adaexplore_mcp.judge.result import LintFinding, LintReport, Phase
-from adaexplore_mcp.judge.trusted.common import task_failure
+from adaexplore_mcp.judge.trusted.common import ask_task, task_failure
 from adaexplore_mcp.judge.trusted.compare import Comparison, first_modified
-from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed
+from adaexplore_mcp.judge.trusted.link import Link
 from adaexplore_mcp.judge.trusted.report import Reporter
 from adaexplore_mcp.judge.wire.jobs import ChildJob
 from adaexplore_mcp.judge.wire.subject import (
@@ -39,11 +39,7 @@ class _Lint:
         self.keys = iter(range(1, 1 << 30))
 
     def ask(self, request: Any, expect: type) -> tuple[Any, bytes]:
-        try:
-            return self.link.ask(request, expect=expect)
-        except SubjectFailed as failure:
-            shown = str(self.task.path) if self.task.path else f"task {self.task.name!r}"
-            raise task_failure(self.task.name, shown, failure.answer.error) from None
+        return ask_task(self.link, self.task, request, expect)
 
     def inputs(self, variant: ShapeVariant, seed: int) -> tuple[int, list[Any]]:
         key = next(self.keys)
@@ -116,8 +112,7 @@ def run_lint(job: ChildJob, task_link: Link, reporter: Reporter) -> LintReport:
     ready = task_link.ready()
     lint = _Lint(job, task_link)
     if ready.error is not None:
-        shown = str(task.path) if task.path else f"task {task.name!r}"
-        raise task_failure(task.name, shown, ready.error)
+        raise task_failure(task, ready.error)
     variants = task.variants_for("cpu" if job.device == "cpu" else "cuda")
     findings: list[LintFinding] = []
     for variant in variants:

@@ -214,13 +214,7 @@ class SpanTimer:
         start, end, taken = (torch.cuda.Event(enable_timing=True) for _ in range(3))
         self.gpu.stream.wait_stream(torch.cuda.current_stream())  # the staged inputs
         with torch.cuda.stream(self.gpu.stream):
-            stream = self.gpu.stream.cuda_stream
-            start.record()
-            self._fill(used)
-            self.gpu.flush()
-            cuda.write_value(stream, self._words, self.value)
-            cuda.wait_value(stream, self._words + 4, self.value)
-            end.record()
+            self._enqueue(start, end, used, self._words)
             synchronizing = armed is None
             if armed is None:  # forward waits on the GPU: its answer comes once the gate is open
                 armed = self._armed(self.subject, patience_s=SPAN_DEADLINE_S)
@@ -250,6 +244,17 @@ class SpanTimer:
                 payload,
                 expect=CallAnswer,
             )
+
+    def _enqueue(self, start, end, used: int, words: int) -> None:
+        """A span on this process's stream: the clock starts, the inputs go in, L2 is flushed,
+        the gate opens, and the clock stops once the subject has written the done word."""
+        stream = self.gpu.stream.cuda_stream
+        start.record()
+        self._fill(used)
+        self.gpu.flush()
+        cuda.write_value(stream, words, self.value)
+        cuda.wait_value(stream, words + 4, self.value)
+        end.record()
 
     def _inputs_modified(self, used: int) -> bool:
         assert self._inputs is not None and self._staging is not None
@@ -314,13 +319,7 @@ class SpanTimer:
         armed = self._armed(self.calibrator)
         start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
         with torch.cuda.stream(self.gpu.stream):
-            stream = self.gpu.stream.cuda_stream
-            start.record()
-            self._fill(used)
-            self.gpu.flush()
-            cuda.write_value(stream, self._null_words, self.value)
-            cuda.wait_value(stream, self._null_words + 4, self.value)
-            end.record()
+            self._enqueue(start, end, used, self._null_words)
         if armed is None and self._armed(self.calibrator, patience_s=SPAN_DEADLINE_S) is None:
             raise SubjectLost(self.calibrator.role, "did not arm its span")
         self._wait(end, self._null_words + 4)
