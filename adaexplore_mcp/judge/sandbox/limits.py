@@ -11,6 +11,9 @@ import signal
 from dataclasses import dataclass
 
 # Variables user code may see; everything else (API keys, tokens, the user's paths) is dropped.
+# diagnostics the worker passes on to every process of a job (``worker.processes``)
+DEBUG_VARIABLES = ("ADAEXPLORE_DEBUG_STACKS_S", "ADAEXPLORE_DEBUG_PROFILE")
+
 _KEPT_VARIABLES = (
     "PATH",
     "LANG",
@@ -26,7 +29,7 @@ _KEPT_VARIABLES = (
     "NCCL_NVLS_ENABLE",
     "TORCH_SYMM_MEM_DISABLE_MULTICAST",
     "NVSHMEM_DISABLE_NVLS",
-    "ADAEXPLORE_DEBUG_STACKS_S",
+    *DEBUG_VARIABLES,
 )
 
 _PR_SET_PDEATHSIG = 1

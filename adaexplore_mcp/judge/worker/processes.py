@@ -117,6 +117,34 @@ def _dump_stacks_later(plan: Plan) -> None:
         faulthandler.dump_traceback_later(seconds, repeat=True, file=sys.stderr)
 
 
+@contextlib.contextmanager
+def _profiled(plan: Plan, role: str):
+    """A diagnostic (ADAEXPLORE_DEBUG_PROFILE=N in the worker's environment): the trusted and
+    the task's processes run under cProfile and print their N costliest functions, by time
+    including callees, at the end (the worker prints every process's output when a debug
+    variable is set). Not the candidate's: its audit hook refuses a profiler."""
+    top = int(plan.env.get("ADAEXPLORE_DEBUG_PROFILE") or 0)
+    if top <= 0 or role == "candidate":
+        yield
+        return
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.enable()
+    try:
+        yield
+    finally:
+        profile.disable()
+        stats = pstats.Stats(profile)
+        rows = sorted(stats.stats.items(), key=lambda item: -item[1][3])[:top]  # type: ignore[attr-defined]
+        lines = [f"--- profile of the {role}'s process: cumulative s, own s, calls, function"]
+        for (path, line, name), (_, calls, own, cumulative, _) in rows:
+            where = f"{os.path.basename(path)}:{line}" if line else path[:20]
+            lines.append(f"{cumulative:7.3f} {own:7.3f} {calls:6d} {where}({name[:30]})")
+        print("\n".join(lines), flush=True)
+
+
 def _keep_only(fds: set[int]) -> None:
     for fd in range(3, limits._max_fd()):
         if fd not in fds:
@@ -136,13 +164,14 @@ def _trusted(plan: Plan, pairs, out_w: int, report_w: int, hold_r: int) -> None:
     _keep_only({report_w, hold_r, *(s.fileno() for s in mine.values())})
     _dump_stacks_later(plan)
     channels = {role: Channel(sock) for role, sock in mine.items()}
-    run(
-        plan.job,
-        Reporter(report_w),
-        candidate=channels.get("candidate"),
-        task=channels.get("task"),
-        calibrator=channels.get("calibrator"),
-    )
+    with _profiled(plan, "trusted"):
+        run(
+            plan.job,
+            Reporter(report_w),
+            candidate=channels.get("candidate"),
+            task=channels.get("task"),
+            calibrator=channels.get("calibrator"),
+        )
     os.read(hold_r, 1)  # until the worker has ended the others
 
 
@@ -204,7 +233,8 @@ def _user_code(plan: Plan, role: str, pairs, out_w: int, setup_w: int | None) ->
     else:
         from adaexplore_mcp.judge.reference.harness import Reference
 
-        Reference(job, channel).run()
+        with _profiled(plan, role):
+            Reference(job, channel).run()
 
 
 def _binds(job: ChildJob, role: str) -> tuple[tuple[str, str], ...]:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from adaexplore_mcp.judge.worker.main import Worker
 
 TAIL_CHARS = 4000
+_DEBUG_LINGER_S = 1.0
 _WATCH_S = 0.25
 _EXIT_WAIT_S = 2.0
 
@@ -120,10 +121,13 @@ class _Supervisor:
 
     def run(self) -> ChildOutcome:
         end = self._loop()
+        debugging = any(os.environ.get(name) for name in limits.DEBUG_VARIABLES)
+        if debugging and end == "reported":
+            time.sleep(_DEBUG_LINGER_S)  # what the processes print once the report is out
         self._drain()
         if self.sandbox is not None and not self.sandbox.private_filesystem:
             self._watch_workdir()  # what it wrote since the last look
-        if os.environ.get("ADAEXPLORE_DEBUG_STACKS_S"):
+        if debugging:
             for role, tail in self.tails.items():
                 sys.stderr.write(f"--- {role} ({end}) ---\n{tail.text() or ''}\n")
             sys.stderr.flush()
