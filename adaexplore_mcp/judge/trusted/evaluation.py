@@ -109,8 +109,8 @@ class Evaluation:
         runtime: RuntimeStats | None = None
         timing: TimingDetail | None = None
         try:
+            self._ready()  # starting processes and importing: GPU work is not waited for
             with self.shared():
-                self._ready()
                 self._check_all()
             if self.device_kind == "cuda":
                 runtime, timing = self._time()

@@ -61,17 +61,19 @@ def time_candidate(evaluation: Evaluation) -> tuple[RuntimeStats, TimingDetail]:
                 integrity.timed_output(first + bad + 1, mismatch.kind if mismatch else "values")
             evaluation.correctness.timed_calls_checked += len(sets)
 
-        measurement = run_spans(
-            timer,
-            fresh_sets=fresh_sets,
-            check=check,
-            settings=settings,
-            total_memory=gpu.total_memory,
-        )
-        bandwidth = gpu.bandwidth()
+        try:
+            measurement = run_spans(
+                timer,
+                fresh_sets=fresh_sets,
+                check=check,
+                settings=settings,
+                total_memory=gpu.total_memory,
+            )
+            bandwidth = gpu.bandwidth()
+        finally:  # a rejection in a timed call reports the time spent too
+            evaluation.phases.timing_s = time.perf_counter() - started
     runtime = stats(measurement.per_call_ms)
     runtime.n = measurement.spans * measurement.calls_per_span
-    evaluation.phases.timing_s = time.perf_counter() - started
     evaluation.kernel_s += sum(measurement.per_call_ms) * measurement.calls_per_span / 1e3
     integrity.speed_of_light(
         runtime.median_ms,
