@@ -78,21 +78,6 @@ def test_illegal_memory_access_is_a_runtime_error_and_the_pool_survives(gpu_judg
     assert judge.evaluate(SOFTMAX, softmax_solution()).status is Status.CORRECT
 
 
-def test_a_kernel_that_cheats_only_while_timed_is_rejected(gpu_judge):
-    judge, _ = gpu_judge
-    # right on every checked call (3 trials + 2 odd shapes), then skips the work
-    code = softmax_solution() + (
-        "\n\n_real_forward = ModelNew.forward\n\n\n"
-        "def _lazy_forward(self, x):\n"
-        "    self.calls = getattr(self, 'calls', 0) + 1\n"
-        "    return _real_forward(self, x) if self.calls <= 5 else torch.empty_like(x)\n\n\n"
-        "ModelNew.forward = _lazy_forward\n"
-    )
-    result = judge.evaluate(SOFTMAX, code)
-    assert result.status is Status.REJECTED, result.message
-    assert [flag.check for flag in result.integrity] == ["timed_output"]
-
-
 AUTOTUNED = """
 import torch
 import torch.nn as nn

@@ -8,7 +8,7 @@ import pytest
 from adaexplore_mcp.judge import Status
 from adaexplore_mcp.tasks import get_bundled_task, parse_task
 
-from .exploits import EXPLOITS, GPU_EXPLOITS, IDENTITY_TASK, Exploit, touching
+from .exploits import EXPLOITS, GPU_EXPLOITS, IDENTITY_TASK, SIDE_STREAM, Exploit, touching
 from .test_gpu import _has_gpu, gpu_judge  # noqa: F401  (the module's GPU judge fixture)
 from .test_integrity import assert_caught
 
@@ -31,6 +31,25 @@ def test_every_exploit_is_rejected_on_a_gpu(gpu_judge, exploit: Exploit):  # noq
     if result.integrity and result.integrity[0].check in also:
         return
     assert_caught(result, exploit)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: a subject that writes its done word before its work skips the latency with "
+    "which the trusted stream notices the word, which the calibration subtracts all the same "
+    "(notes/trusted-judge-h200.md)",
+)
+def test_work_left_on_a_side_stream_gains_nothing(gpu_judge):  # noqa: F811
+    """Work on a stream forward never joins runs after the done word: the softmax solution
+    measured 0.0604 ms that way where it takes 0.069 ms (H200)."""
+    from adaexplore_mcp.tasks import bundled_solution
+
+    judge, _ = gpu_judge
+    honest = judge.evaluate(TASKS["softmax"], bundled_solution("softmax"))
+    side = judge.evaluate(TASKS["softmax"], SIDE_STREAM)
+    assert honest.status is Status.CORRECT, honest.message
+    if side.status is Status.CORRECT:
+        assert side.runtime.median_ms >= 0.97 * honest.runtime.median_ms, side.message
 
 
 def test_stale_memory_never_passes_on_a_gpu(gpu_judge):  # noqa: F811
