@@ -6,9 +6,11 @@
     python benchmarks/trusted_judge.py cost       --device cuda:0 --out cost.json
 
 - ``fidelity``: every bundled solution judged ``--repeats`` times (baselines cached first); its
-  median runtime against ``triton.testing.do_bench`` on the same kernel in this process (L2
-  flushed, median), and the spread (max/min - 1) of the repeated medians, quiet and while
-  other evaluations keep the judge's other workers busy.
+  median runtime against two timers in this process: ``triton.testing.do_bench`` on the same
+  kernel (one input, L2 flushed before every call, median), and the judge's own quantity
+  without its second process (``fresh_inputs.py``: K back-to-back calls on fresh inputs after
+  one flush, at the judge's K); and the spread (max/min - 1) of the repeated medians, quiet
+  and while other evaluations keep the judge's other workers busy.
 - ``throughput``: every bundled solution, ``--passes`` times, all submitted at once to one judge
   with ``--workers`` workers; evaluations per minute.
 - ``cost``: the bundled solutions one at a time on one worker; seconds per evaluation by phase.
@@ -122,7 +124,11 @@ async def smoke(device: str, home: Path) -> dict:
         return results
 
 
-async def fidelity(device: str, home: Path, names: list[str], repeats: int) -> dict:
+async def fidelity(
+    device: str, home: Path, names: list[str], repeats: int, earlier: dict | None = None
+) -> dict:
+    if earlier is not None:  # the judge's side from an earlier run: the in-process timers only
+        return independent_timers({name: earlier[name] for name in names if name in earlier})
     out: dict[str, Any] = {}
     async with judge_for(device, 4, home) as judge:
         await cache_baselines(judge, names)
@@ -148,8 +154,19 @@ async def fidelity(device: str, home: Path, names: list[str], repeats: int) -> d
                 "loaded": [row(name, r) for r in loaded],
             }
             print(name, [r.status.value for r in quiet + loaded], flush=True)
-    for name in names:
+    return independent_timers(out)
+
+
+def independent_timers(out: dict) -> dict:
+    from fresh_inputs import measure
+
+    for name in out:
         out[name]["do_bench_ms"] = do_bench_ms(name)
+        calls = [r["timing"]["calls_per_span"] for r in out[name]["quiet"] if r["timing"]]
+        if calls:
+            k = int(statistics.median(calls))
+            rows = measure(name, [k], repeats=15, budget_bytes=2**40, modes=("fresh",))
+            out[name]["fresh_ms"] = rows[0]["fresh"]
     return out
 
 
@@ -195,8 +212,8 @@ async def cost(device: str, home: Path, names: list[str]) -> dict:
 
 def summarize_fidelity(out: dict) -> None:
     print(
-        f"{'task':26} {'judge ms':>10} {'do_bench':>10} {'ratio':>7} {'quiet':>7} {'loaded':>7} "
-        f"{'K':>4} {'spans':>5} {'handoff':>8}"
+        f"{'task':26} {'judge ms':>10} {'do_bench':>10} {'ratio':>7} {'fresh K':>10} {'ratio':>7} "
+        f"{'quiet':>7} {'loaded':>7} {'K':>4} {'spans':>5} {'handoff':>8}"
     )
     for name, data in out.items():
         quiet = [r["median_ms"] for r in data["quiet"] if r["median_ms"]]
@@ -207,9 +224,11 @@ def summarize_fidelity(out: dict) -> None:
         median = statistics.median(quiet)
         timing = data["quiet"][0]["timing"] or {}
         spread = lambda xs: (max(xs) / min(xs) - 1) * 100 if xs else float("nan")  # noqa: E731
+        fresh = data.get("fresh_ms") or float("nan")
         print(
             f"{name:26} {median:10.4f} {data['do_bench_ms']:10.4f} "
-            f"{median / data['do_bench_ms']:7.3f} {spread(quiet):6.2f}% {spread(loaded):6.2f}% "
+            f"{median / data['do_bench_ms']:7.3f} {fresh:10.4f} {median / fresh:7.3f} "
+            f"{spread(quiet):6.2f}% {spread(loaded):6.2f}% "
             f"{timing.get('calls_per_span', '-'):>4} {timing.get('spans', '-'):>5} "
             f"{timing.get('handoff_ms', float('nan')):8.4f}"
         )
@@ -230,6 +249,14 @@ def main() -> None:
     parser.add_argument("--no-pid-namespace", action="store_true")
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument(
+        "--from",
+        dest="earlier",
+        type=Path,
+        default=None,
+        help="fidelity: take the judge's results from this earlier --out file and run only the "
+        "in-process timers (of the same checkout's kernels, on the same kind of GPU).",
+    )
+    parser.add_argument(
         "--no-baselines",
         action="store_true",
         help="Time candidates only (no speedups): the same work as with baselines cached.",
@@ -245,7 +272,8 @@ def main() -> None:
     if args.what == "smoke":
         out = asyncio.run(smoke(args.device, home))
     elif args.what == "fidelity":
-        out = asyncio.run(fidelity(args.device, home, names, args.repeats))
+        earlier = json.loads(args.earlier.read_text()) if args.earlier else None
+        out = asyncio.run(fidelity(args.device, home, names, args.repeats, earlier))
     elif args.what == "throughput":
         out = asyncio.run(throughput(args.device, home, names, args.workers, args.passes))
     else:

@@ -1,0 +1,139 @@
+"""Does a kernel run slower, per call, when back-to-back calls each read inputs of their own?
+
+The judge times K calls per span, each on a fresh input set, so a span reads K distinct input
+sets. This measures, in one process (no judge, no second context), a bundled solution's time per
+call in K back-to-back calls after an L2 flush:
+
+- ``same``: all K calls read the same input set (what ``triton.testing.do_bench`` measures);
+- ``fresh``: call i reads set i, and every set was rewritten just before the flush;
+- ``packed``: as ``fresh``, but the sets lie one after another in a single allocation, each
+  tensor at a 256-byte offset, as the judge's input arena places them.
+
+``fresh`` is what the judge measures, without its second process: ``trusted_judge.py fidelity``
+compares the judge's medians with it at the judge's own K.
+
+    python benchmarks/fresh_inputs.py --tasks cross_entropy_rows,softmax --calls 1,2,4,8,16
+
+Prints one row per (task, K): milliseconds per call, median of ``--repeats``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+from adaexplore_mcp.tasks import bundled_solution, get_bundled_task
+
+
+def _module(name: str, source: str):
+    path = Path(tempfile.mkdtemp()) / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+MODES = ("same", "fresh", "packed")
+
+
+def _tensors(values: list) -> list[torch.Tensor]:
+    return [v for v in values if isinstance(v, torch.Tensor)]
+
+
+def _packed(source: list, calls: int, alignment: int) -> list[list]:
+    """``calls`` copies of ``source`` in one allocation, each tensor at an aligned offset."""
+    sizes = [t.untyped_storage().nbytes() for t in _tensors(source)]
+    step = sum(-(-size // alignment) * alignment for size in sizes)
+    buffer = torch.empty(calls * step + alignment, dtype=torch.uint8, device="cuda")
+    base = -(-buffer.data_ptr() // alignment) * alignment - buffer.data_ptr()
+    sets, offset = [], base
+    for _ in range(calls):
+        values = []
+        for value in source:
+            if not isinstance(value, torch.Tensor):
+                values.append(value)
+                continue
+            size = value.untyped_storage().nbytes()
+            raw = buffer[offset : offset + size]
+            values.append(raw.view(value.dtype).view(value.shape).copy_(value))
+            offset += -(-size // alignment) * alignment
+        sets.append(values)
+    return sets
+
+
+def measure(
+    name: str, counts: list[int], repeats: int, budget_bytes: int, modes=MODES
+) -> list[dict]:
+    task = _module(f"task_{name}", get_bundled_task(name).source)
+    solution = _module(f"solution_{name}", bundled_solution(name) or "")
+    torch.manual_seed(0)
+    with torch.device("cuda"):
+        model = solution.ModelNew(*task.get_init_inputs())
+        source = [v.cuda() if isinstance(v, torch.Tensor) else v for v in task.get_inputs()]
+    set_bytes = sum(t.untyped_storage().nbytes() for t in _tensors(source))
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    flush = torch.empty(2 * l2 // 4, dtype=torch.int32, device="cuda")
+    rows = []
+    for calls in counts:
+        if calls * set_bytes > budget_bytes:
+            break
+        sets = [
+            [v.clone() if isinstance(v, torch.Tensor) else v for v in source] for _ in range(calls)
+        ]
+        layouts = {"packed": _packed(source, calls, 256)} if "packed" in modes else {}
+
+        def run(mode: str, sets=sets, calls=calls, layouts=layouts) -> float:
+            if mode in layouts:
+                sets = layouts[mode]
+            if mode in ("fresh", "packed"):
+                for values in sets:
+                    for target, value in zip(_tensors(values), _tensors(source), strict=True):
+                        target.copy_(value)
+            flush.zero_()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for index in range(calls):
+                model(*(sets[0] if mode == "same" else sets[index]))
+            end.record()
+            end.synchronize()
+            return start.elapsed_time(end) / calls
+
+        with torch.no_grad():
+            for mode in modes:
+                run(mode)  # compile, and first touches
+            row = {"task": name, "calls": calls, "set_mib": set_bytes / 2**20}
+            for mode in modes:
+                row[mode] = statistics.median(run(mode) for _ in range(repeats))
+        rows.append(row)
+        times = "  ".join(f"{mode}={row[mode]:.4f}" for mode in modes)
+        print(f"{name:20} K={calls:3d} set={row['set_mib']:7.1f} MiB  {times} ms/call", flush=True)
+        del sets, layouts
+        torch.cuda.empty_cache()
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--tasks", default="cross_entropy_rows,softmax,sum_rows")
+    parser.add_argument("--calls", default="1,2,4,8,16")
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--budget-gib", type=float, default=40.0)
+    args = parser.parse_args()
+    counts = [int(c) for c in args.calls.split(",")]
+    for name in args.tasks.split(","):
+        measure(name, counts, args.repeats, int(args.budget_gib * 2**30))
+
+
+if __name__ == "__main__":
+    main()
