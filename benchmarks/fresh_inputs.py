@@ -25,6 +25,7 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -70,15 +71,21 @@ def _packed(source: list, calls: int, alignment: int) -> list[list]:
     return sets
 
 
-def measure(
-    name: str, counts: list[int], repeats: int, budget_bytes: int, modes=MODES
-) -> list[dict]:
+def solution_and_inputs(name: str) -> tuple[Any, list]:
+    """The bundled solution of task ``name`` on the GPU, and one input set of its main shape."""
     task = _module(f"task_{name}", get_bundled_task(name).source)
     solution = _module(f"solution_{name}", bundled_solution(name) or "")
     torch.manual_seed(0)
     with torch.device("cuda"):
         model = solution.ModelNew(*task.get_init_inputs())
-        source = [v.cuda() if isinstance(v, torch.Tensor) else v for v in task.get_inputs()]
+        inputs = [v.cuda() if isinstance(v, torch.Tensor) else v for v in task.get_inputs()]
+    return (model.cuda() if isinstance(model, torch.nn.Module) else model), inputs
+
+
+def measure(
+    name: str, counts: list[int], repeats: int, budget_bytes: int, modes=MODES
+) -> list[dict]:
+    model, source = solution_and_inputs(name)
     set_bytes = sum(t.untyped_storage().nbytes() for t in _tensors(source))
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     flush = torch.empty(2 * l2 // 4, dtype=torch.int32, device="cuda")

@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -80,28 +78,12 @@ def row(name: str, result: EvalResult) -> dict[str, Any]:
 # -- do_bench on the same kernel, in this (trusted, our own code) process -----------------------
 
 
-def _module(name: str, source: str):
-    path = Path(tempfile.mkdtemp()) / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def do_bench_ms(name: str) -> float:
     import torch
     import triton.testing
+    from fresh_inputs import solution_and_inputs
 
-    task = _module(f"task_{name}", get_bundled_task(name).source)
-    solution = _module(f"solution_{name}", bundled_solution(name) or "")
-    torch.manual_seed(0)
-    with torch.device("cuda"):
-        model = solution.ModelNew(*task.get_init_inputs())
-        inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
-    model = model.cuda() if isinstance(model, torch.nn.Module) else model
+    model, inputs = solution_and_inputs(name)
     with torch.no_grad():
         return float(
             triton.testing.do_bench(
