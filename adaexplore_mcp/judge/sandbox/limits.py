@@ -10,10 +10,10 @@ import resource
 import signal
 from dataclasses import dataclass
 
-# Variables user code may see; everything else (API keys, tokens, the user's paths) is dropped.
-# diagnostics the worker passes on to every process of a job (``worker.processes``)
+# Diagnostics the worker passes on to every process of a job (``worker.processes``).
 DEBUG_VARIABLES = ("ADAEXPLORE_DEBUG_STACKS_S", "ADAEXPLORE_DEBUG_PROFILE")
 
+# Variables user code may see; everything else (API keys, tokens, the user's paths) is dropped.
 _KEPT_VARIABLES = (
     "PATH",
     "LANG",

@@ -109,7 +109,7 @@ class Evaluation:
         runtime: RuntimeStats | None = None
         timing: TimingDetail | None = None
         try:
-            self._ready()  # starting processes and importing: GPU work is not waited for
+            self._ready()  # starting and importing, outside the lock that guards GPU work
             with self.shared():
                 self._check_all()
             if self.device_kind == "cuda":

@@ -124,7 +124,7 @@ def _profiled(plan: Plan, role: str):
     including callees, at the end (the worker prints every process's output when a debug
     variable is set). Not the candidate's: its audit hook refuses a profiler."""
     top = int(plan.env.get("ADAEXPLORE_DEBUG_PROFILE") or 0)
-    if top <= 0 or role == "candidate":
+    if top <= 0:
         yield
         return
     import cProfile
