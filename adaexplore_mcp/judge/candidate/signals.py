@@ -130,7 +130,7 @@ class Monitor:
         signals.torch_ops = counts
         signals.precision = self._precision_changes()
         signals.threads = self._live_threads()
-        signals.native_threads_grew = _native_thread_count() > native_before
+        signals.native_threads_grew = _native_threads_stay_above(native_before)
         signals.stream_not_default = (
             self.device.type == "cuda"
             and torch.cuda.current_stream() != torch.cuda.default_stream()
@@ -272,6 +272,18 @@ def _precision_state() -> dict[str, Any]:
             ),
             "torch.get_default_dtype()": torch.get_default_dtype(),
         }
+
+
+def _native_threads_stay_above(count: int, settle_s: float = 0.1) -> bool:
+    """Whether more native threads than ``count`` still run after a short wait: a thread that
+    ended just before forward returned (an OpenMP team of a joined Python thread) may take a few
+    milliseconds to leave ``/proc``, and it is no longer work hiding from the timer."""
+    deadline = time.monotonic() + settle_s
+    while _native_thread_count() > count:
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.002)
+    return False
 
 
 def _native_thread_count() -> int:
