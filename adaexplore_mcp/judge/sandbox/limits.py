@@ -132,27 +132,33 @@ def kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def kill_children() -> int:
-    """SIGKILL every child of this (subreaper) process and reap those already gone, without
-    waiting. Returns how many children are left (exiting)."""
-    reap_children()
-    children = _children_of(os.getpid())
+def kill_children(keep: set[int] | frozenset[int] = frozenset()) -> int:
+    """SIGKILL every child of this (subreaper) process but ``keep`` and reap those already
+    gone, without waiting. Returns how many children are left (exiting)."""
+    reap_children(keep)
+    children = [pid for pid in _children_of(os.getpid()) if pid not in keep]
     for pid in children:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    reap_children()
-    return len(_children_of(os.getpid()))
+    reap_children(keep)
+    return len([pid for pid in _children_of(os.getpid()) if pid not in keep])
 
 
-def reap_children() -> None:
-    """Collect the exit status of every child that has already ended."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+def reap_children(keep: set[int] | frozenset[int] = frozenset()) -> None:
+    """Collect the exit status of every child that has already ended, but ``keep``'s (whose
+    parent asks after them itself)."""
+    for pid in _children_of(os.getpid()):
+        if pid not in keep:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+    if not keep:  # zombies no longer listed as children are reaped here
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
 
 
 def _children_of(pid: int) -> list[int]:

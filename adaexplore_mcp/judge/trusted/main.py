@@ -10,6 +10,12 @@ from adaexplore_mcp.judge.wire.frames import Channel
 from adaexplore_mcp.judge.wire.jobs import ChildJob
 
 
+def prepare(template: ChildJob) -> None:
+    """What the process can do before its job comes: make its CUDA context."""
+    if template.device != "cpu":
+        torch.zeros(1, device=torch.device("cuda", 0))
+
+
 def run(
     job: ChildJob,
     reporter: Reporter,

@@ -23,8 +23,10 @@ from adaexplore_mcp.tasks import Task
 
 
 class ChildJob(BaseModel):
-    """Everything the processes of one job need. It is in their memory at fork time and never
-    written to disk, argv or the environment; the seed reaches the trusted process only."""
+    """Everything the processes of one job need. It travels on pipes and sockets only, never on
+    disk, argv or the environment: the trusted process reads it once its processes are up and
+    hands each user-code process its part (``HandedJob``); the seed stays in the trusted
+    process."""
 
     kind: Literal["eval", "baseline", "lint", "probe"]
     task: Task | None = None
@@ -45,6 +47,16 @@ class ChildJob(BaseModel):
         description="A persistent compiler cache for this task's baselines; only the task's own "
         "process of a baseline job sees it.",
     )
+
+
+class HandedJob(BaseModel):
+    """The first frame the trusted process sends each user-code process: its part of the job."""
+
+    kind: Literal["job"] = "job"
+    job: ChildJob
+
+
+handed_job_adapter: TypeAdapter[HandedJob] = TypeAdapter(HandedJob)
 
 
 class JobMessage(BaseModel):

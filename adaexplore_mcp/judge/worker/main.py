@@ -29,6 +29,7 @@ from adaexplore_mcp.judge.wire.jobs import (
     ShutdownMessage,
     to_worker,
 )
+from adaexplore_mcp.judge.worker.spares import Spares
 from adaexplore_mcp.judge.worker.supervise import Shutdown, supervise
 
 
@@ -41,6 +42,8 @@ class Worker:
             p for p in os.environ.get("ADAEXPLORE_PRIVATE_DIRS", "").split(os.pathsep) if p
         )
         self.runtime = tempfile.mkdtemp(prefix="adaexplore-worker-")
+        self._triton_helpers: dict[str, bytes] | None = None
+        self.spares = Spares(self.job_root)
 
     def serve(self) -> None:
         started = time.perf_counter()
@@ -85,16 +88,29 @@ class Worker:
                     write_frame(self.events_fd, DoneMessage(id=message.id, outcome=outcome))
                 # a CancelMessage for a job that already ended needs no answer
         finally:
+            self.spares.close()
+            _reap_all(within_s=5.0)
             shutil.rmtree(self.runtime, ignore_errors=True)
 
     def job_root(self) -> str:
         return tempfile.mkdtemp(prefix="job-", dir=self.runtime)
 
+    def triton_helpers(self, device: str) -> dict[str, bytes]:
+        """Triton's compiled helper, for the user-code processes of a GPU job; built on the
+        first GPU job (about 0.4 s, once)."""
+        if device == "cpu":
+            return {}
+        if self._triton_helpers is None:
+            from adaexplore_mcp.judge.worker import triton_helpers
+
+            self._triton_helpers = triton_helpers.build(self.runtime)
+        return self._triton_helpers
+
     def _next_frame(self) -> tuple[bytes, bytes] | None:
         """The next frame from the pool. While processes of earlier jobs are still exiting (a
         CUDA context takes a while to tear down), they are killed and reaped in the meantime,
         so a result never waits for its processes' exit."""
-        while limits.kill_children():
+        while limits.kill_children(keep=self.spares.pids()):
             readable, _, _ = select.select([self.control_fd], [], [], 0.01)
             if readable:
                 break
@@ -105,6 +121,13 @@ class Worker:
         from adaexplore_mcp.judge.worker.selftest import sandbox_report
 
         return sandbox_report(self)
+
+
+def _reap_all(within_s: float) -> None:
+    """Kill and reap every child (a spare set among them) before this process exits."""
+    deadline = time.monotonic() + within_s
+    while limits.kill_children() and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _warm_triton(torch) -> None:

@@ -7,8 +7,12 @@
   loads user code, each with a socket to the trusted process and nothing else;
 - on a GPU, the null subject (``trusted.calibrator``), trusted, for the timing's calibration.
 
-Each is a fork of the warm worker (torch and triton already imported), so starting one costs a
-fork and, on a GPU, a CUDA context, all of them at once.
+Each is a fork of the warm worker (torch and triton already imported). They are forked from a
+``Plan``, which holds only what a job's processes need before the job itself (the device, the
+sandbox, the limits), so a set can be started ahead of its job (``worker.spares``): each process
+makes its CUDA context and waits. The job then reaches the trusted process on a pipe, and the
+trusted process hands each user-code process its part of it: the candidate never holds the
+task's source, nor the task's process the candidate's code.
 """
 
 from __future__ import annotations
@@ -23,8 +27,9 @@ from dataclasses import dataclass, field
 
 from adaexplore_mcp.judge import sandbox
 from adaexplore_mcp.judge.sandbox import limits
-from adaexplore_mcp.judge.wire.frames import Channel
-from adaexplore_mcp.judge.wire.jobs import ChildJob
+from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed, read_frame, write_frame
+from adaexplore_mcp.judge.wire.jobs import ChildJob, HandedJob, handed_job_adapter
+from adaexplore_mcp.judge.worker import triton_helpers
 
 
 @dataclass
@@ -40,12 +45,75 @@ class Forked:
 
 @dataclass
 class Plan:
-    job: ChildJob
+    job: ChildJob  # a template: only the fields of ``template_of``
     timeout_s: float
     fallback_root: str
     private_dirs: tuple[str, ...]
     env: dict[str, str]
     roles: tuple[str, ...] = field(default_factory=tuple)
+    triton_helpers: dict[str, bytes] = field(default_factory=dict)  # ``triton_helpers.build``
+
+    def key(self) -> str:
+        """Two jobs whose plans have the same key can run in the same processes."""
+        return f"{self.timeout_s!r} {self.roles} {self.job.model_dump_json()}"
+
+
+def template_of(job: ChildJob) -> ChildJob:
+    """What a job's processes need before the job: no code, no task, nothing secret."""
+    return ChildJob(
+        kind=job.kind,
+        device=job.device,
+        sandbox=job.sandbox,
+        output_limit_bytes=job.output_limit_bytes,
+        cache_dir=job.cache_dir,
+    )
+
+
+@dataclass
+class Started:
+    """A job's processes, forked, and the worker's ends of their pipes."""
+
+    plan: Plan
+    processes: list[Forked]
+    report_r: int  # the trusted process's frames
+    hold_w: int  # closed once the others are ended: the trusted process may then exit
+    job_w: int  # the job, written once, to the trusted process
+
+    def alive(self) -> bool:
+        for process in self.processes:
+            try:
+                pid, _ = os.waitpid(process.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped already
+                return False
+            if pid:
+                return False
+        return True
+
+    def hand_over(self, job: ChildJob) -> None:
+        """Send the job to the trusted process. If that process is gone, its report pipe says
+        so (the job ends as ``crashed``)."""
+        with contextlib.suppress(OSError):
+            write_frame(self.job_w, job)
+        os.close(self.job_w)
+        self.job_w = -1
+
+    def end(self) -> None:
+        """Kill every process of the set and close the worker's ends."""
+        for fd in (self.hold_w, self.job_w):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.hold_w = self.job_w = -1
+        for process in self.processes:
+            limits.kill_group(process.pid)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid, signal.SIGKILL)
+            for fd in (process.output_fd, process.setup_fd):
+                if fd is not None:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.close(self.report_r)
 
 
 def roles_for(job: ChildJob) -> tuple[str, ...]:
@@ -59,9 +127,13 @@ def roles_for(job: ChildJob) -> tuple[str, ...]:
     return ("trusted", "task")
 
 
-def start(plan: Plan, report_w: int, hold_r: int) -> list[Forked]:
-    """Fork every process of the job; the trusted one writes frames to ``report_w`` and waits
-    on ``hold_r`` after its report (so its GPU lock outlives the user-code processes)."""
+def start(plan: Plan) -> Started:
+    """Fork every process of the plan. The trusted one reads its job from a pipe, writes frames
+    to another and, after its report, waits until the worker has ended the others (so its GPU
+    lock outlives them)."""
+    report_r, report_w = os.pipe()
+    hold_r, hold_w = os.pipe()
+    job_r, job_w = os.pipe()
     pairs = {role: socket.socketpair() for role in plan.roles if role != "trusted"}
     forked: list[Forked] = []
     for role in plan.roles:
@@ -71,7 +143,7 @@ def start(plan: Plan, report_w: int, hold_r: int) -> list[Forked]:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            _child(plan, role, pairs, out_w, setup_w, report_w, hold_r)
+            _child(plan, role, pairs, out_w, setup_w, (job_r, report_w, hold_r))
         os.close(out_w)
         if setup_w is not None:
             os.close(setup_w)
@@ -79,17 +151,19 @@ def start(plan: Plan, report_w: int, hold_r: int) -> list[Forked]:
     for ours, theirs in pairs.values():
         ours.close()
         theirs.close()
-    return forked
+    for fd in (job_r, report_w, hold_r):
+        os.close(fd)
+    return Started(plan, forked, report_r, hold_w, job_w)
 
 
-def _child(plan, role, pairs, out_w, setup_w, report_w, hold_r) -> None:
+def _child(plan, role, pairs, out_w, setup_w, trusted_fds) -> None:
     """The forked process: never returns."""
     code = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         if role == "trusted":
-            _trusted(plan, pairs, out_w, report_w, hold_r)
+            _trusted(plan, pairs, out_w, *trusted_fds)
         elif role == "calibrator":
             _calibrator(pairs, out_w, plan)
         else:
@@ -152,8 +226,8 @@ def _keep_only(fds: set[int]) -> None:
                 os.close(fd)
 
 
-def _trusted(plan: Plan, pairs, out_w: int, report_w: int, hold_r: int) -> None:
-    from adaexplore_mcp.judge.trusted.main import run
+def _trusted(plan: Plan, pairs, out_w: int, job_r: int, report_w: int, hold_r: int) -> None:
+    from adaexplore_mcp.judge.trusted.main import prepare, run
     from adaexplore_mcp.judge.trusted.report import Reporter
 
     os.setsid()
@@ -161,12 +235,22 @@ def _trusted(plan: Plan, pairs, out_w: int, report_w: int, hold_r: int) -> None:
     os.dup2(out_w, 1)
     os.dup2(out_w, 2)
     mine = {role: ours for role, (ours, _) in pairs.items()}
-    _keep_only({report_w, hold_r, *(s.fileno() for s in mine.values())})
+    _keep_only({job_r, report_w, hold_r, *(s.fileno() for s in mine.values())})
     _dump_stacks_later(plan)
     channels = {role: Channel(sock) for role, sock in mine.items()}
+    prepare(plan.job)
+    frame = read_frame(job_r)
+    if frame is None:
+        return  # the worker let this set go unused
+    os.close(job_r)
+    job = ChildJob.model_validate_json(frame[0])
+    for role in ("candidate", "task"):
+        if role in channels:
+            with contextlib.suppress(ChannelClosed):  # a process that is gone: found as such
+                channels[role].send(HandedJob(job=_part_for(role, job)))
     with _profiled(plan, "trusted"):
         run(
-            plan.job,
+            job,
             Reporter(report_w),
             candidate=channels.get("candidate"),
             task=channels.get("task"),
@@ -224,8 +308,18 @@ def _user_code(plan: Plan, role: str, pairs, out_w: int, setup_w: int | None) ->
     report = sandbox.enter(spec)  # closes every descriptor but these three
     os.write(sandbox.SETUP_FD, report.model_dump_json().encode())
     os.close(sandbox.SETUP_FD)
+    if plan.triton_helpers:
+        with contextlib.suppress(OSError):  # without them Triton builds its own, as before
+            triton_helpers.plant(plan.triton_helpers, os.environ["TRITON_CACHE_DIR"])
     _dump_stacks_later(plan)
+    from adaexplore_mcp.judge.subject.loading import start_device
+
+    start_device(job.device)  # the CUDA context, made while the job is still to come
     channel = Channel(socket.socket(fileno=sandbox.SOCKET_FD))
+    try:
+        job = channel.receive(handed_job_adapter)[0].job
+    except ChannelClosed:
+        return  # the trusted process ended before the job came: this set went unused
     if role == "candidate":
         from adaexplore_mcp.judge.candidate.harness import Candidate
 
@@ -235,6 +329,13 @@ def _user_code(plan: Plan, role: str, pairs, out_w: int, setup_w: int | None) ->
 
         with _profiled(plan, role):
             Reference(job, channel).run()
+
+
+def _part_for(role: str, job: ChildJob) -> ChildJob:
+    """The candidate's process is not given the task, nor the task's the candidate's code."""
+    if role == "candidate":
+        return job.model_copy(update={"task": None})
+    return job.model_copy(update={"code": None})
 
 
 def _binds(job: ChildJob, role: str) -> tuple[tuple[str, str], ...]:

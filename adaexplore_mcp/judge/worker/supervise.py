@@ -6,10 +6,10 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
-import shutil
 import signal
 import sys
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from adaexplore_mcp.judge.result import Phase, SandboxReport
@@ -26,7 +26,8 @@ from adaexplore_mcp.judge.wire.jobs import (
     from_worker,
     to_worker,
 )
-from adaexplore_mcp.judge.worker.processes import Forked, Plan, roles_for, start
+from adaexplore_mcp.judge.worker import spares
+from adaexplore_mcp.judge.worker.processes import Forked, Plan, Started, roles_for, template_of
 
 if TYPE_CHECKING:
     from adaexplore_mcp.judge.worker.main import Worker
@@ -63,36 +64,28 @@ class _Tail:
 
 def supervise(message: JobMessage, worker: Worker) -> ChildOutcome:
     job = message.child
-    root = worker.job_root()
     plan = Plan(
-        job=job,
+        job=template_of(job),
         timeout_s=message.timeout_s,
-        fallback_root=root,
+        fallback_root="",  # each set of processes gets its own (``Spares``)
         private_dirs=worker.private_dirs,
         env=limits.scrubbed_environment(worker.env, {}),
         roles=roles_for(job),
+        triton_helpers=worker.triton_helpers(job.device),
     )
-    report_r, report_w = os.pipe()
-    hold_r, hold_w = os.pipe()
-    started = time.monotonic()
-    processes = start(plan, report_w, hold_r)
-    os.close(report_w)
-    os.close(hold_r)
+    started = worker.spares.start(plan)
+    started.hand_over(job)
+
+    def prepare_next() -> None:
+        if job.kind == "eval":
+            worker.spares.fill(plan)
+
     try:
-        return _Supervisor(message, worker, processes, report_r, started, root).run()
+        return _Supervisor(message, worker, started, time.monotonic(), prepare_next).run()
     finally:
-        os.close(hold_w)
-        for process in processes:
-            limits.kill_group(process.pid)
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(process.pid, signal.SIGKILL)
-            for fd in (process.output_fd, process.setup_fd):
-                if fd is not None:
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
-        os.close(report_r)
-        limits.kill_children()
-        shutil.rmtree(root, ignore_errors=True)
+        spares.end(started)
+        limits.kill_children(keep=worker.spares.pids())
+        prepare_next()
 
 
 class _Supervisor:
@@ -100,18 +93,19 @@ class _Supervisor:
         self,
         message: JobMessage,
         worker: Worker,
-        processes: list[Forked],
-        report_r: int,
+        processes: Started,
         started: float,
-        root: str,
+        prepare_next: Callable[[], None],
     ) -> None:
-        self.message, self.worker, self.processes = message, worker, processes
+        self.message, self.worker, self.processes = message, worker, processes.processes
         # without a private filesystem view the working directory is a directory of the host,
         # which no tmpfs bounds: its size is watched instead
+        root = processes.plan.fallback_root
         self.fallback_workdir = os.path.join(root, "candidate", "work")
-        self.report_r, self.started = report_r, started
+        self.report_r, self.started = processes.report_r, started
+        self.prepare_next = prepare_next
         self.deadline = started + message.timeout_s
-        self.tails = {p.role: _Tail() for p in processes}
+        self.tails = {p.role: _Tail() for p in self.processes}
         self.limit = message.child.output_limit_bytes
         self.flooded = False
         self.sandbox: SandboxReport | None = None
@@ -225,6 +219,8 @@ class _Supervisor:
             now = time.monotonic() - self.started
             if not self.startup_s:
                 self.startup_s = now
+            if message.phase != Phase.COMPILING:
+                self.prepare_next()  # this job's processes are up: the next job's may start
             self.last_phase = message.phase
             relayed = PhaseMessage(id=self.message.id, phase=message.phase, elapsed_s=now)
             write_frame(self.worker.events_fd, relayed)
