@@ -116,3 +116,69 @@ def test_an_autotuned_kernel_passes(gpu_judge):
     result = judge.evaluate(parse_task(IDENTITY_TASK, name="identity"), AUTOTUNED)
     assert result.status is Status.CORRECT, result.message
     assert result.timing is not None and not result.timing.synchronizing
+
+
+SLOW_TO_COMPILE = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def identity_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, ROUNDS: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    half = x * 0.5
+    y = x
+    for _ in tl.static_range(ROUNDS):  # unrolled: seconds of compile, and y == x exactly
+        y = y * 0.5 + half
+    tl.store(y_ptr + offsets, y, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        n = x.numel()
+        identity_kernel[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024, ROUNDS=ROUNDS_HERE)
+        return y
+"""
+
+
+def test_the_gpu_lock_is_free_while_a_candidate_compiles(gpu_judge):
+    """Another evaluation's timing (here: this test, taking the lock exclusively over and
+    over) never waits for a compile: the trusted process lets the lock go meanwhile."""
+    import threading
+    import time
+
+    from adaexplore_mcp.judge.trusted.gpulock import GpuLock
+    from adaexplore_mcp.tasks import parse_task
+
+    from .exploits import IDENTITY_TASK
+
+    judge, _ = gpu_judge
+    (lane,) = judge.judge._lanes
+    lock = GpuLock(lane.lock)
+    waits: list[float] = []
+    done = threading.Event()
+
+    def time_like_another_evaluation() -> None:
+        while not done.is_set():
+            begun = time.monotonic()
+            with lock.exclusive():
+                waits.append(time.monotonic() - begun)
+            time.sleep(0.02)
+
+    task = parse_task(IDENTITY_TASK, name="identity")
+    code = SLOW_TO_COMPILE.replace("ROUNDS_HERE", "4000")
+    other = threading.Thread(target=time_like_another_evaluation)
+    other.start()
+    try:
+        result = judge.evaluate(task, code)
+    finally:
+        done.set()
+        other.join()
+    assert result.status is Status.CORRECT, result.message
+    assert result.phases.compile_s > 2.0, "the kernel must compile slowly for this test to tell"
+    assert max(waits) < result.phases.compile_s / 2, (max(waits), result.phases)

@@ -67,3 +67,39 @@ def test_a_killed_holder_releases_the_lock(tmp_path):
     with GpuLock(base).exclusive():
         pass
     assert time.monotonic() - begun < 2
+
+
+def _exclusive_wait(base: str, go, log) -> None:
+    go.wait()
+    begun = time.monotonic()
+    with GpuLock(base).exclusive():
+        log.put(time.monotonic() - begun)
+
+
+def test_a_shared_hold_let_go_lets_a_writer_in_and_is_taken_back_after_it(tmp_path):
+    # the trusted process lets the lock go while the candidate compiles, then takes it again
+    base = str(tmp_path / "gpu")
+    ctx = mp.get_context("fork")
+    log = ctx.Queue()
+    go = [ctx.Event(), ctx.Event()]
+    # forked before the hold: a child would inherit the held descriptor, and with it the lock
+    writers = [ctx.Process(target=_exclusive_wait, args=(base, g, log)) for g in go]
+    for writer in writers:
+        writer.start()
+    with GpuLock(base).shared() as hold:
+        go[0].set()
+        time.sleep(0.3)
+        assert log.empty()  # held: the writer waits
+        hold.let_go()
+        hold.let_go()  # idempotent
+        assert not hold.held
+        writers[0].join(5)
+        assert log.get(timeout=1) >= 0.3
+        hold.take()
+        hold.take()
+        assert hold.held
+        go[1].set()
+        time.sleep(0.3)
+        assert log.empty()  # taken back: writers wait again
+    writers[1].join(5)
+    assert log.get(timeout=1) >= 0.3

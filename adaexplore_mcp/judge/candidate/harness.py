@@ -7,6 +7,7 @@ worker set up before it started (``judge.sandbox``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -37,8 +38,10 @@ from adaexplore_mcp.judge.wire.subject import (
     BuildRequest,
     CallAnswer,
     CallRequest,
+    CompileNote,
     Signals,
     SubjectError,
+    request_adapter,
 )
 
 MISSING = SubjectError(
@@ -111,6 +114,8 @@ class Candidate:
         args = self.codec.decode(request.args, payload)
         failure: BaseException | None = None
         output: Any = None
+        notes = request.compile_notes and self.device.type == "cuda"
+        self.monitor.compile_gate[0] = self._outside_lock if notes else None
         with self.monitor.call(request.mode) as signals:
             try:
                 with torch.no_grad():
@@ -118,6 +123,8 @@ class Candidate:
                     synchronize(self.device)
             except BaseException as exc:
                 failure = exc
+            finally:
+                self.monitor.compile_gate[0] = None
         if failure is not None:
             raise UserCodeError(describe_exception(failure, KERNEL_FILE), signals)
         outputs = flatten(output)
@@ -136,6 +143,16 @@ class Candidate:
             error.message = f"the output could not be sent to the judge: {error.message}"
             raise UserCodeError(error, signals) from None
         return CallAnswer(outputs=specs, args_after=after, signals=signals), answer_payload
+
+    def _outside_lock(self, compile: Callable[[], Any]) -> Any:
+        """One Triton compile, told to the trusted process before and after: it lets the GPU
+        lock go meanwhile, and this process launches nothing until it holds it again."""
+        self.channel.send(CompileNote(done=False))
+        try:
+            return compile()
+        finally:
+            self.channel.send(CompileNote(done=True))
+            self.channel.receive(request_adapter)  # ResumeRequest
 
     def arm(self, request: ArmRequest, payload: bytes) -> tuple[Answer, bytes]:
         assert self.monitor is not None

@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -47,12 +47,15 @@ class Monitor:
         self._launched: dict[str, int] = {}
         self._precision: dict[str, Any] = {}
         self._threads: set[int] = set()
+        # set for one call by the harness: runs each Triton compile (``outside_lock``)
+        self.compile_gate: list[Callable[[Callable[[], Any]], Any] | None] = [None]
 
     def install(self, *, audit: bool = True) -> None:
         """Before the candidate's module is imported; irreversible for this process."""
         import torch._dynamo  # noqa: F401  (on import it rewraps torch.manual_seed and friends)
 
         self._wrap_launchers()
+        wrap_compiler(self.compile_gate)
         self._precision = _precision_state()
         self._threads = {thread.ident or 0 for thread in threading.enumerate()}
         if audit:
@@ -272,6 +275,35 @@ def _precision_state() -> dict[str, Any]:
             ),
             "torch.get_default_dtype()": torch.get_default_dtype(),
         }
+
+
+def wrap_compiler(gate: list[Callable[[Callable[[], Any]], Any] | None]) -> None:
+    """Wrap Triton's compile entry point (``JITFunction`` binds it when it first runs on a
+    device): while ``gate[0]`` is set, each compile runs through it, so that it can run while
+    the trusted process lets the GPU lock go."""
+    try:
+        import triton.compiler as compiler
+    except ImportError:
+        return
+    original = compiler.compile
+
+    def compile(*args, __original=original, **kwargs):
+        outside = gate[0]
+        if outside is None:
+            return __original(*args, **kwargs)
+        return outside(lambda: _loaded(__original(*args, **kwargs)))
+
+    compile.__wrapped__ = original  # type: ignore[attr-defined]
+    compiler.compile = compile
+
+
+def _loaded(kernel: Any) -> Any:
+    """The compiled kernel with its launcher built and its module loaded (Triton does both at
+    the first launch otherwise: the launcher is a C build, about 0.2 s). A failure here (too
+    much shared memory) is raised again, as Triton words it, at that launch."""
+    with contextlib.suppress(Exception):
+        kernel._init_handles()
+    return kernel
 
 
 def _native_threads_stay_above(count: int, settle_s: float = 0.1) -> bool:

@@ -8,7 +8,7 @@ from typing import Any
 import torch
 
 from adaexplore_mcp.judge.result import EvalResult
-from adaexplore_mcp.judge.trusted.gpulock import GpuLock
+from adaexplore_mcp.judge.trusted.gpulock import GpuLock, NoHold
 from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed
 from adaexplore_mcp.judge.trusted.report import TaskFailed
 from adaexplore_mcp.judge.wire.jobs import ChildJob
@@ -22,9 +22,10 @@ def device_of(job: ChildJob) -> torch.device:
 
 
 def gpu_lock(job: ChildJob) -> tuple[Any, Any]:
-    """(shared, exclusive) context-manager factories; no-ops on the CPU."""
+    """(shared, exclusive) context-manager factories; no-ops on the CPU. What ``shared`` gives
+    can be let go and taken again within its block (``gpulock.SharedHold``)."""
     if job.device == "cpu" or not job.gpu_lock:
-        return nullcontext, nullcontext
+        return NoHold, nullcontext
     lock = GpuLock(job.gpu_lock)
     return lock.shared, lock.exclusive
 

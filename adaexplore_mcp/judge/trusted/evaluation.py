@@ -42,6 +42,7 @@ from adaexplore_mcp.judge.trusted.common import (
     task_failure,
 )
 from adaexplore_mcp.judge.trusted.compare import Comparison, first_modified
+from adaexplore_mcp.judge.trusted.gpulock import NoHold, SharedHold
 from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed, SubjectLost
 from adaexplore_mcp.judge.trusted.report import Reporter, TaskFailed
 from adaexplore_mcp.judge.wire.jobs import ChildJob
@@ -51,6 +52,7 @@ from adaexplore_mcp.judge.wire.subject import (
     CallAnswer,
     CallMode,
     CallRequest,
+    CompileNote,
     ExpectedRequest,
     ForgetRequest,
     InputsRequest,
@@ -58,6 +60,7 @@ from adaexplore_mcp.judge.wire.subject import (
     Profile,
     ReadyAnswer,
     ReferenceRequest,
+    ResumeRequest,
     SetsAnswer,
     SetsRequest,
     SubjectError,
@@ -94,6 +97,7 @@ class Evaluation:
         self.correctness = Correctness()
         self.phases = PhaseTimes()
         self.shared, self.exclusive = gpu_lock(job)
+        self.hold: SharedHold | NoHold = NoHold()
         self.environment: Environment | None = None
         self._keys = itertools.count(1)
         self._calls_on: dict[str, int] = {}
@@ -110,7 +114,7 @@ class Evaluation:
         timing: TimingDetail | None = None
         try:
             self._ready()  # starting and importing, outside the lock that guards GPU work
-            with self.shared():
+            with self.shared() as self.hold:
                 self._check_all()
             if self.device_kind == "cuda":
                 runtime, timing = self._time()
@@ -273,6 +277,15 @@ class Evaluation:
         self.correctness.max_abs_error = self.comparison.max_abs_error
         self.correctness.max_rel_error = self.comparison.max_rel_error
 
+    def _on_compile_note(self, note: CompileNote) -> None:
+        """A Triton compile needs the CPU, not the GPU: the lock is let go while it runs, so it
+        never keeps another evaluation's timing waiting."""
+        if not note.done:
+            self.hold.let_go()
+            return
+        self.hold.take()
+        self.candidate.send(ResumeRequest())
+
     def _call(
         self, variant: ShapeVariant, master: list[Any], mode: CallMode, phase: Phase, first: bool
     ) -> tuple[list[Any], CallAnswer | None, list[Any] | None, list[Any]]:
@@ -280,9 +293,13 @@ class Evaluation:
         self.reporter.phase(phase)
         specs, payload, views = self.candidate.offer(master)
         started = time.perf_counter()
+        notes = mode == "check" and self.device_kind == "cuda"
         try:
             answer, answer_payload = self.candidate.ask(
-                CallRequest(variant=variant.name, args=specs, mode=mode), payload, expect=CallAnswer
+                CallRequest(variant=variant.name, args=specs, mode=mode, compile_notes=notes),
+                payload,
+                expect=CallAnswer,
+                on_note=self._on_compile_note if notes else None,
             )
         except SubjectFailed as failure:
             if self.guarded:
@@ -291,6 +308,8 @@ class Evaluation:
                 return [], None, None, []
             self._charge(time.perf_counter() - started, first)
             self._fail(failure.answer.error, phase, loading=False)
+        finally:
+            self.hold.take()  # taken back, whatever the process said of its compiles
         self._charge(time.perf_counter() - started, first)
         self._calls_on[variant.name] = self._calls_on.get(variant.name, 0) + 1
         own = self.candidate.own_handles

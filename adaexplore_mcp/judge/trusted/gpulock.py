@@ -5,6 +5,9 @@ exclusively, so nothing else runs on the GPU while a kernel is measured. A write
 turnstile, which keeps new readers out until it has the GPU, so timing never starves behind a
 stream of checks. ``flock`` locks die with their process, so a killed child never leaves the
 GPU locked.
+
+A shared hold can be let go and taken again (``SharedHold``): the candidate's Triton compiles,
+which need the CPU and not the GPU, run without it, so a compile never keeps a timing waiting.
 """
 
 from __future__ import annotations
@@ -24,20 +27,9 @@ class GpuLock:
     def _open(self, path: str) -> int:
         return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
 
-    @contextmanager
-    def shared(self) -> Iterator[None]:
-        turnstile = self._open(self._turnstile_path)
-        try:
-            fcntl.flock(turnstile, fcntl.LOCK_EX)
-            fcntl.flock(turnstile, fcntl.LOCK_UN)
-        finally:
-            os.close(turnstile)
-        main = self._open(self._main_path)
-        try:
-            fcntl.flock(main, fcntl.LOCK_SH)
-            yield
-        finally:
-            os.close(main)
+    def shared(self) -> SharedHold:
+        """The lock held shared for a ``with`` block."""
+        return SharedHold(self)
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -52,3 +44,62 @@ class GpuLock:
             yield
         finally:
             os.close(main)
+
+
+class SharedHold:
+    """The lock held shared; ``let_go`` and ``take`` within the block (both idempotent)."""
+
+    def __init__(self, lock: GpuLock) -> None:
+        self._lock = lock
+        self._main: int | None = None
+
+    def __enter__(self) -> SharedHold:
+        self.take()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.let_go()
+
+    @property
+    def held(self) -> bool:
+        return self._main is not None
+
+    def take(self) -> None:
+        if self._main is not None:
+            return
+        turnstile = self._lock._open(self._lock._turnstile_path)
+        try:
+            fcntl.flock(turnstile, fcntl.LOCK_EX)
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        finally:
+            os.close(turnstile)
+        main = self._lock._open(self._lock._main_path)
+        try:
+            fcntl.flock(main, fcntl.LOCK_SH)
+        except BaseException:
+            os.close(main)
+            raise
+        self._main = main
+
+    def let_go(self) -> None:
+        if self._main is not None:
+            os.close(self._main)
+            self._main = None
+
+
+class NoHold:
+    """Where there is no GPU lock (the CPU): a hold that holds nothing."""
+
+    held = True
+
+    def __enter__(self) -> NoHold:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        pass
+
+    def take(self) -> None:
+        pass
+
+    def let_go(self) -> None:
+        pass

@@ -8,6 +8,7 @@ process that dies, closes its socket or answers out of turn is ``SubjectLost``.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any, Literal
 
 import torch
@@ -16,6 +17,7 @@ from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed, FrameError
 from adaexplore_mcp.judge.wire.ipc import Arena, ArenaEncoder, CopyingDecoder, arena_bytes
 from adaexplore_mcp.judge.wire.subject import (
     Answer,
+    CompileNote,
     ErrorAnswer,
     ReadyAnswer,
     answer_adapter,
@@ -72,11 +74,19 @@ class Link:
         return answer
 
     def ask(
-        self, request: Any, payload: bytes = b"", *, expect: type, timeout_s: float | None = None
+        self,
+        request: Any,
+        payload: bytes = b"",
+        *,
+        expect: type,
+        timeout_s: float | None = None,
+        on_note: Callable[[CompileNote], None] | None = None,
     ) -> tuple[Any, bytes]:
-        """Send ``request``; its answer of type ``expect`` (``SubjectFailed`` for an error)."""
+        """Send ``request``; its answer of type ``expect`` (``SubjectFailed`` for an error).
+        ``on_note``: for a request that lets the process send ``CompileNote`` before its
+        answer; any other note is out of turn."""
         self.send(request, payload)
-        return self.answer(expect=expect, timeout_s=timeout_s)
+        return self.answer(expect=expect, timeout_s=timeout_s, on_note=on_note)
 
     def send(self, request: Any, payload: bytes = b"") -> None:
         try:
@@ -84,8 +94,17 @@ class Link:
         except ChannelClosed as exc:
             raise SubjectLost(self.role, f"is gone ({exc})") from None
 
-    def answer(self, *, expect: type, timeout_s: float | None = None) -> tuple[Any, bytes]:
+    def answer(
+        self,
+        *,
+        expect: type,
+        timeout_s: float | None = None,
+        on_note: Callable[[CompileNote], None] | None = None,
+    ) -> tuple[Any, bytes]:
         answer, payload = self._receive(timeout_s)
+        while isinstance(answer, CompileNote) and on_note is not None:
+            on_note(answer)
+            answer, payload = self._receive(timeout_s)
         if isinstance(answer, ErrorAnswer):
             raise SubjectFailed(self.role, answer)
         if not isinstance(answer, expect):

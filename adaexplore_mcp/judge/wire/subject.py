@@ -91,6 +91,11 @@ class CallRequest(_Message):
     args: list[Value]
     mode: CallMode = "check"
     compiled: bool = Field(default=False, description="The task's torch.compile'd module.")
+    compile_notes: bool = Field(
+        default=False,
+        description="Say when a Triton compile starts and ends (``CompileNote``), and wait for "
+        "``ResumeRequest`` before going on: the trusted process lets the GPU lock go meanwhile.",
+    )
 
 
 class Gate(_Message):
@@ -127,6 +132,12 @@ class CompileRequest(_Message):
     args: list[Value]
 
 
+class ResumeRequest(_Message):
+    """After ``CompileNote(done=True)``: the trusted process holds the GPU lock again."""
+
+    op: Literal["resume"] = "resume"
+
+
 class QuitRequest(_Message):
     op: Literal["quit"] = "quit"
 
@@ -142,6 +153,7 @@ Request = Annotated[
     | ArmRequest
     | ReleaseRequest
     | CompileRequest
+    | ResumeRequest
     | QuitRequest,
     Field(discriminator="op"),
 ]
@@ -252,6 +264,13 @@ class OkAnswer(_Message):
     kind: Literal["ok"] = "ok"
 
 
+class CompileNote(_Message):
+    """Sent during a call with ``compile_notes``: a Triton compile starts (or has ended)."""
+
+    kind: Literal["compile_note"] = "compile_note"
+    done: bool
+
+
 class ErrorAnswer(_Message):
     kind: Literal["error"] = "error"
     error: SubjectError
@@ -267,6 +286,7 @@ Answer = Annotated[
     | CallAnswer
     | ArmedAnswer
     | OkAnswer
+    | CompileNote
     | ErrorAnswer,
     Field(discriminator="kind"),
 ]
