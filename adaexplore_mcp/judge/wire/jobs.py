@@ -49,6 +49,21 @@ class ChildJob(BaseModel):
     )
 
 
+class PrepareDevice(BaseModel):
+    """The trusted process, holding the GPU lock shared, to each process of its set: make your
+    CUDA context now, and say so (``DevicePrepared``)."""
+
+    kind: Literal["prepare"] = "prepare"
+
+
+class DevicePrepared(BaseModel):
+    kind: Literal["prepared"] = "prepared"
+
+
+prepare_adapter: TypeAdapter[PrepareDevice] = TypeAdapter(PrepareDevice)
+prepared_adapter: TypeAdapter[DevicePrepared] = TypeAdapter(DevicePrepared)
+
+
 class HandedJob(BaseModel):
     """The first frame the trusted process sends each user-code process: its part of the job."""
 

@@ -28,7 +28,13 @@ from dataclasses import dataclass, field
 from adaexplore_mcp.judge import sandbox
 from adaexplore_mcp.judge.sandbox import limits
 from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed, read_frame, write_frame
-from adaexplore_mcp.judge.wire.jobs import ChildJob, HandedJob, handed_job_adapter
+from adaexplore_mcp.judge.wire.jobs import (
+    ChildJob,
+    DevicePrepared,
+    HandedJob,
+    handed_job_adapter,
+    prepare_adapter,
+)
 from adaexplore_mcp.judge.worker import triton_helpers
 
 
@@ -66,6 +72,7 @@ def template_of(job: ChildJob) -> ChildJob:
         sandbox=job.sandbox,
         output_limit_bytes=job.output_limit_bytes,
         cache_dir=job.cache_dir,
+        gpu_lock=job.gpu_lock,
     )
 
 
@@ -238,7 +245,7 @@ def _trusted(plan: Plan, pairs, out_w: int, job_r: int, report_w: int, hold_r: i
     _keep_only({job_r, report_w, hold_r, *(s.fileno() for s in mine.values())})
     _dump_stacks_later(plan)
     channels = {role: Channel(sock) for role, sock in mine.items()}
-    prepare(plan.job)
+    prepare(plan.job, channels)
     frame = read_frame(job_r)
     if frame is None:
         return  # the worker let this set go unused
@@ -259,7 +266,7 @@ def _trusted(plan: Plan, pairs, out_w: int, job_r: int, report_w: int, hold_r: i
     os.read(hold_r, 1)  # until the worker has ended the others
 
 
-def _calibrator(pairs, out_w: int, plan: Plan | None = None) -> None:
+def _calibrator(pairs, out_w: int, plan: Plan) -> None:
     from adaexplore_mcp.judge.trusted.calibrator import serve
 
     os.setsid()
@@ -268,9 +275,11 @@ def _calibrator(pairs, out_w: int, plan: Plan | None = None) -> None:
     os.dup2(out_w, 1)
     os.dup2(out_w, 2)
     _keep_only({theirs.fileno()})
-    if plan is not None:
-        _dump_stacks_later(plan)
-    serve(Channel(theirs))
+    _dump_stacks_later(plan)
+    channel = Channel(theirs)
+    with contextlib.suppress(ChannelClosed):
+        prepare_device(channel, plan.job.device)
+        serve(channel)
 
 
 def _user_code(plan: Plan, role: str, pairs, out_w: int, setup_w: int | None) -> None:
@@ -312,11 +321,9 @@ def _user_code(plan: Plan, role: str, pairs, out_w: int, setup_w: int | None) ->
         with contextlib.suppress(OSError):  # without them Triton builds its own, as before
             triton_helpers.plant(plan.triton_helpers, os.environ["TRITON_CACHE_DIR"])
     _dump_stacks_later(plan)
-    from adaexplore_mcp.judge.subject.loading import start_device
-
-    start_device(job.device)  # the CUDA context, made while the job is still to come
     channel = Channel(socket.socket(fileno=sandbox.SOCKET_FD))
     try:
+        prepare_device(channel, job.device)  # while the job is still to come
         job = channel.receive(handed_job_adapter)[0].job
     except ChannelClosed:
         return  # the trusted process ended before the job came: this set went unused
@@ -329,6 +336,15 @@ def _user_code(plan: Plan, role: str, pairs, out_w: int, setup_w: int | None) ->
 
         with _profiled(plan, role):
             Reference(job, channel).run()
+
+
+def prepare_device(channel: Channel, device: str) -> None:
+    """Make this process's CUDA context when the trusted process says (it holds the GPU lock)."""
+    from adaexplore_mcp.judge.subject.loading import start_device
+
+    channel.receive(prepare_adapter)
+    start_device(device)
+    channel.send(DevicePrepared())
 
 
 def _part_for(role: str, job: ChildJob) -> ChildJob:
