@@ -157,15 +157,22 @@ async def throughput(device: str, home: Path, names: list[str], workers: int, pa
         await cache_baselines(judge, names)
         jobs = [name for _ in range(passes) for name in names]
         started = time.perf_counter()
-        results = await asyncio.gather(
-            *(judge.evaluate(get_bundled_task(n), bundled_solution(n)) for n in jobs)
-        )
+        ended: list[float] = []
+
+        async def one(name: str) -> EvalResult:
+            result = await judge.evaluate(get_bundled_task(name), bundled_solution(name))
+            ended.append(time.perf_counter() - started)
+            return result
+
+        results = await asyncio.gather(*(one(n) for n in jobs))
         wall = time.perf_counter() - started
     return {
         "workers": workers,
         "evaluations": len(jobs),
         "wall_s": wall,
         "evals_per_min": len(jobs) / wall * 60,
+        "ended_s": sorted(ended),
+        "rows": [row(n, r) for n, r in zip(jobs, results, strict=True)],
         "not_correct": [
             (n, r.status.value, r.message[:200])
             for n, r in zip(jobs, results, strict=True)
