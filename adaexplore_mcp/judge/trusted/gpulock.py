@@ -31,6 +31,22 @@ class GpuLock:
         """The lock held shared for a ``with`` block."""
         return SharedHold(self)
 
+    def acquire_shared(self) -> int:
+        """Past the turnstile, then the lock shared; the descriptor to close to release it."""
+        turnstile = self._open(self._turnstile_path)
+        try:
+            fcntl.flock(turnstile, fcntl.LOCK_EX)
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        finally:
+            os.close(turnstile)
+        main = self._open(self._main_path)
+        try:
+            fcntl.flock(main, fcntl.LOCK_SH)
+        except BaseException:
+            os.close(main)
+            raise
+        return main
+
     @contextmanager
     def exclusive(self) -> Iterator[None]:
         turnstile = self._open(self._turnstile_path)
@@ -65,21 +81,8 @@ class SharedHold:
         return self._main is not None
 
     def take(self) -> None:
-        if self._main is not None:
-            return
-        turnstile = self._lock._open(self._lock._turnstile_path)
-        try:
-            fcntl.flock(turnstile, fcntl.LOCK_EX)
-            fcntl.flock(turnstile, fcntl.LOCK_UN)
-        finally:
-            os.close(turnstile)
-        main = self._lock._open(self._lock._main_path)
-        try:
-            fcntl.flock(main, fcntl.LOCK_SH)
-        except BaseException:
-            os.close(main)
-            raise
-        self._main = main
+        if self._main is None:
+            self._main = self._lock.acquire_shared()
 
     def let_go(self) -> None:
         if self._main is not None:
@@ -89,8 +92,6 @@ class SharedHold:
 
 class NoHold:
     """Where there is no GPU lock (the CPU): a hold that holds nothing."""
-
-    held = True
 
     def __enter__(self) -> NoHold:
         return self

@@ -93,16 +93,16 @@ class _Supervisor:
         self,
         message: JobMessage,
         worker: Worker,
-        processes: Started,
+        forked: Started,
         started: float,
         prepare_next: Callable[[], None],
     ) -> None:
-        self.message, self.worker, self.processes = message, worker, processes.processes
+        self.message, self.worker, self.processes = message, worker, forked.processes
         # without a private filesystem view the working directory is a directory of the host,
         # which no tmpfs bounds: its size is watched instead
-        root = processes.plan.fallback_root
+        root = forked.plan.fallback_root
         self.fallback_workdir = os.path.join(root, "candidate", "work")
-        self.report_r, self.started = processes.report_r, started
+        self.report_r, self.started = forked.report_r, started
         self.prepare_next = prepare_next
         self.deadline = started + message.timeout_s
         self.tails = {p.role: _Tail() for p in self.processes}
