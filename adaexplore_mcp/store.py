@@ -165,6 +165,12 @@ _MIGRATIONS: list[str] = [
         UNIQUE (task, run)
     );
     """,
+    # 5: who holds a lease (a client connection), so a client that goes away gives its
+    # selections back.
+    """
+    ALTER TABLE search_leases ADD COLUMN holder TEXT;
+    CREATE INDEX search_leases_by_holder ON search_leases (holder);
+    """,
 ]
 
 

@@ -205,7 +205,7 @@ class SearchSettings(BaseModel):
         "ancestor, so concurrent workers are handed different nodes.",
     )
     lease_timeout_s: float = Field(
-        default=900.0,
+        default=300.0,
         gt=0,
         description="A selection nobody acts on stops counting (virtual loss and reserved "
         "budget) after this long.",
@@ -262,6 +262,13 @@ class DriverSettings(BaseModel):
     reviser_max_tokens: int = Field(
         default=1024, ge=64, description="Answer length of a small step's reviser call."
     )
+    selection_tokens: int = Field(
+        default=24_000,
+        ge=500,
+        le=200_000,
+        description="select_node's answer budget for the driver's prompts (an MCP agent's "
+        "default is McpSettings.context_tokens): room for the whole pool of a large step.",
+    )
     lessons: int = Field(
         default=3, ge=1, le=20, description="Lessons of similar tasks in prompts (reasoning-bank)."
     )
@@ -299,4 +306,27 @@ class McpSettings(BaseModel):
     )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
         default="WARNING", description="Logging to standard error."
+    )
+    context_tokens: int = Field(
+        default=4000,
+        ge=500,
+        le=200_000,
+        description="select_node's answer budget in estimated tokens when the client sets "
+        "none (the kernel to patch is always sent whole).",
+    )
+    max_rules: int = Field(
+        default=8, ge=0, le=100, description="Most rules a select_node answer carries."
+    )
+    rule_relevance: float = Field(
+        default=0.25,
+        ge=0.0,
+        le=1.0,
+        description="A rule goes into select_node's answer only if its relevance to the node is "
+        "at least this fraction of the most relevant rule's (and above zero).",
+    )
+    progress_interval_s: float = Field(
+        default=4.0,
+        gt=0,
+        le=5.0,
+        description="Longest silence between progress notifications of an evaluation.",
     )

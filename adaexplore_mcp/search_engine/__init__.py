@@ -16,6 +16,7 @@ from adaexplore_mcp.search_engine.errors import (
     UnknownNode,
     UnknownSearch,
 )
+from adaexplore_mcp.search_engine.leases import LeaseView
 from adaexplore_mcp.search_engine.models import (
     Action,
     BestKernel,
@@ -48,6 +49,7 @@ __all__ = [
     "EditFailure",
     "ForkOrigin",
     "InvalidStep",
+    "LeaseView",
     "Measurement",
     "MemoryEntry",
     "NodeSummary",

@@ -1,4 +1,5 @@
 """The search engine: one method per MCP tool, every change committed to the store as it happens.
+The step methods are in stepping.py, the store and caches they all use in core.py.
 
 Each method is one or a few short transactions. Nothing is held between calls but caches that
 the store can rebuild, so any number of engines in any number of processes can work on one search,
@@ -7,70 +8,40 @@ and a killed process loses at most the evaluations it was waiting for.
 
 from __future__ import annotations
 
-import threading
-import time
-from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from sqlite3 import Connection
-
 from adaexplore_mcp.config import SearchSettings
-from adaexplore_mcp.judge.interface import Judge
 from adaexplore_mcp.judge.pool.local import ProgressCallback
 from adaexplore_mcp.search_engine import budget as budgets
+from adaexplore_mcp.search_engine import leases
 from adaexplore_mcp.search_engine import repository as repo
 from adaexplore_mcp.search_engine.actions import choose_action
 from adaexplore_mcp.search_engine.best import decide, measurement
 from adaexplore_mcp.search_engine.context import step_context
-from adaexplore_mcp.search_engine.errors import InvalidStep, SearchError, UnknownNode, UnknownSearch
+from adaexplore_mcp.search_engine.errors import InvalidStep
+from adaexplore_mcp.search_engine.leases import LeaseView
 from adaexplore_mcp.search_engine.lineage import fork_rows, forked_record, new_record
 from adaexplore_mcp.search_engine.models import (
     Action,
     BestKernel,
     Budget,
-    Edit,
     MemoryEntry,
     NodeView,
     PoolEntry,
     SearchExport,
     SearchInfo,
     Selection,
-    StepResult,
     TreeView,
     Usage,
 )
-from adaexplore_mcp.search_engine.patching import apply_edits
-from adaexplore_mcp.search_engine.repository import NewNode, SearchRecord
-from adaexplore_mcp.search_engine.steps import StepRequest
-from adaexplore_mcp.search_engine.tree import Tree
+from adaexplore_mcp.search_engine.repository import NewNode
+from adaexplore_mcp.search_engine.stepping import Stepping
 from adaexplore_mcp.search_engine.views import node_view, search_info
-from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task
 
 
-class SearchEngine:
+class SearchEngine(Stepping):
     """MCTS over kernels in one store. ``settings`` are the defaults for new searches; a search
     keeps the settings it was started (or forked) with. Without a judge the engine can read and
     fork searches but not take steps."""
-
-    def __init__(
-        self,
-        store: Store,
-        judge: Judge | None = None,
-        settings: SearchSettings | None = None,
-        *,
-        clock: Callable[[], float] = time.time,
-        cached_trees: int = 16,
-    ) -> None:
-        self.store = store
-        self.judge = judge
-        self.settings = settings or SearchSettings()
-        self._clock = clock
-        self._cached_trees = cached_trees
-        self._trees: OrderedDict[str, Tree] = OrderedDict()
-        self._tasks: dict[str, Task] = {}
-        # callers in this process are serialized here, other processes by the store's write lock
-        self._lock = threading.RLock()
 
     # -- searches ----------------------------------------------------------------------------
 
@@ -107,10 +78,12 @@ class SearchEngine:
         with self._open(search_id) as (_, record, _):
             return self._task(record)
 
-    def list_searches(self, *, task: str | None = None, limit: int | None = 50) -> list[SearchInfo]:
-        """Newest first, optionally only those of one task."""
+    def list_searches(
+        self, *, task: str | None = None, limit: int | None = 50, offset: int = 0
+    ) -> list[SearchInfo]:
+        """Newest first, optionally only those of one task; ``offset`` skips the newest."""
         with self._lock, self.store.connect() as conn:
-            ids = [record.id for record in repo.list_searches(conn, task, limit)]
+            ids = [record.id for record in repo.list_searches(conn, task, limit, offset)]
         return [self.get_search(search_id) for search_id in ids]
 
     def resume(self, search_id: str) -> SearchInfo:
@@ -119,7 +92,7 @@ class SearchEngine:
         reloaded from the store."""
         with self._lock, self.store.connect() as conn:
             self._record(conn, search_id)
-            repo.clear_leases(conn, search_id)
+            leases.clear(conn, search_id)
             repo.restart_clock(conn, search_id, self._clock())
             self._trees.pop(search_id, None)
         return self.get_search(search_id)
@@ -178,28 +151,34 @@ class SearchEngine:
 
     # -- selection ---------------------------------------------------------------------------
 
-    def select_node(self, search_id: str, *, author: str | None = None) -> Selection:
+    def select_node(
+        self, search_id: str, *, author: str | None = None, holder: str | None = None
+    ) -> Selection:
         """The node to expand next (UCT with virtual loss), the step to take and its context.
         The node carries virtual loss, and holds one step of the budget, until a step on it is
-        recorded, ``release`` is called, or ``lease_timeout_s`` passes."""
+        recorded, ``release`` is called, or ``lease_timeout_s`` passes. A ``holder`` (a client
+        connection) keeps one selection per search and author: its earlier one is given back."""
         with self._open(search_id) as (conn, record, tree):
             settings = record.settings
             now = self._clock()
-            repo.purge_expired(conn, search_id, now)
-            leases = repo.active_leases(conn, search_id, now)
-            budgets.check(record, len(leases), now)
-            node_id = tree.select([lease.node_id for lease in leases], settings)
+            leases.purge_expired(conn, search_id, now)
+            if holder is not None:
+                leases.give_back_earlier(conn, search_id, holder, author)
+            held = leases.active(conn, search_id, now)
+            budgets.check(record, len(held), now)
+            node_id = tree.select([lease.node_id for lease in held], settings)
             pending_small = sum(
-                1 for lease in leases if lease.node_id == node_id and lease.action is Action.SMALL
+                1 for lease in held if lease.node_id == node_id and lease.action is Action.SMALL
             )
             action, reason = choose_action(record, tree, node_id, pending_small)
             expires_at = now + settings.lease_timeout_s
-            repo.add_lease(
+            leases.add(
                 conn,
                 search_id,
                 node_id,
                 action,
-                author,
+                author=author,
+                holder=holder,
                 claimed=False,
                 now=now,
                 expires_at=expires_at,
@@ -215,7 +194,7 @@ class SearchEngine:
                 working_memory=memory,
                 pool=pool,
                 lease_expires_at=expires_at,
-                usage=budgets.usage(record, len(leases) + 1, now),
+                usage=budgets.usage(record, len(held) + 1, now),
                 budget=record.budget,
             )
 
@@ -236,131 +215,35 @@ class SearchEngine:
                 raise InvalidStep("a step is small or large; 'root' is not a step")
             return step_context(conn, search_id, tree, node_id, action, record.settings)
 
-    def release(self, search_id: str, node_id: int) -> bool:
-        """Give back a selection nobody will act on; False when the node held none."""
+    def release(self, search_id: str, node_id: int, *, holder: str | None = None) -> bool:
+        """Give back a selection nobody will act on (the holder's own first); False when the
+        node held none."""
         with self._open(search_id) as (conn, _, tree):
             self._check_node(tree, search_id, node_id)
-            return repo.release_unclaimed(conn, search_id, node_id) > 0
+            return leases.release_unclaimed(conn, search_id, node_id, holder) > 0
+
+    def release_holder(self, holder: str) -> int:
+        """Give back every selection a client holds, in every search (it went away); steps it
+        started go on evaluating and are recorded. Returns how many were given back."""
+        with self._lock, self.store.connect() as conn:
+            return leases.release_holder(conn, holder)
+
+    def leases(self, search_id: str, *, holder: str | None = None) -> list[LeaseView]:
+        """The search's outstanding selections and evaluations, oldest first."""
+        with self._open(search_id) as (conn, _, _):
+            now = self._clock()
+            return [
+                LeaseView.of(lease, holder=holder, now=now)
+                for lease in leases.active(conn, search_id, now)
+            ]
 
     def add_tokens(self, search_id: str, tokens: int) -> Usage:
         """Count tokens spent outside a step (the token budget counts what callers report)."""
         with self._open(search_id) as (conn, _, _):
             now = self._clock()
             repo.add_usage(conn, search_id, now, tokens=tokens)
-            in_flight = len(repo.active_leases(conn, search_id, now))
+            in_flight = len(leases.active(conn, search_id, now))
             return budgets.usage(self._record(conn, search_id), in_flight, now)
-
-    # -- steps -------------------------------------------------------------------------------
-
-    async def apply_patch(
-        self,
-        search_id: str,
-        node_id: int,
-        edits: Sequence[Edit | dict],
-        *,
-        author: str | None = None,
-        note: str | None = None,
-        tokens: int = 0,
-        on_progress: ProgressCallback | None = None,
-    ) -> StepResult:
-        """Small step: apply the edits to the node's kernel, evaluate, record the child. A patch
-        that does not apply raises ``PatchError`` before anything is evaluated or recorded."""
-        edits = [edit if isinstance(edit, Edit) else Edit.model_validate(edit) for edit in edits]
-        with self._open(search_id) as (conn, _, tree):
-            self._check_node(tree, search_id, node_id)
-            if tree[node_id].action is Action.ROOT:
-                raise InvalidStep(
-                    "node 0 is the root: it stands for the task's reference and holds no kernel "
-                    "to patch; write a whole kernel with regenerate(search_id, code)"
-                )
-            code = repo.codes(conn, search_id, [node_id])[node_id]
-        step = StepRequest(
-            parent=node_id,
-            action=Action.SMALL,
-            code=apply_edits(code, edits),
-            edits=edits,
-            author=author,
-            note=note,
-            tokens=tokens,
-        )
-        return await self._take(search_id, step, on_progress)
-
-    async def regenerate(
-        self,
-        search_id: str,
-        code: str,
-        node_id: int | None = None,
-        *,
-        author: str | None = None,
-        note: str | None = None,
-        tokens: int = 0,
-        on_progress: ProgressCallback | None = None,
-    ) -> StepResult:
-        """Large step: evaluate a whole new kernel and record it as a child of ``node_id`` (the
-        root when omitted)."""
-        parent = 0 if node_id is None else node_id
-        with self._open(search_id) as (_, _, tree):
-            self._check_node(tree, search_id, parent)
-        if not code.strip():
-            raise InvalidStep("the kernel is empty; send the whole source defining ModelNew")
-        step = StepRequest(
-            parent=parent, action=Action.LARGE, code=code, author=author, note=note, tokens=tokens
-        )
-        return await self._take(search_id, step, on_progress)
-
-    async def _take(
-        self, search_id: str, step: StepRequest, on_progress: ProgressCallback | None
-    ) -> StepResult:
-        judge = self._require_judge()
-        with self._open(search_id) as (conn, record, _):
-            task = self._task(record)
-            settings = record.settings
-            now = self._clock()
-            expires_at = now + settings.lease_timeout_s
-            lease_id = repo.claim_lease(conn, search_id, step.parent, now, expires_at)
-            if lease_id is None:  # a step without select_node: it must fit the budget itself
-                repo.purge_expired(conn, search_id, now)
-                budgets.check(record, len(repo.active_leases(conn, search_id, now)), now)
-                lease_id = repo.add_lease(
-                    conn,
-                    search_id,
-                    step.parent,
-                    step.action,
-                    step.author,
-                    claimed=True,
-                    now=now,
-                    expires_at=expires_at,
-                )
-            else:  # the selection reserved the step; time and tokens may have run out since
-                budgets.check(record, 0, now, steps=False)
-        try:
-            result = await judge.evaluate(
-                task, step.code, on_progress=on_progress, precision=record.settings.precision
-            )
-        except BaseException:
-            # cancelled, or the judge could not run: nothing was recorded, so only the lease goes
-            with self._lock, self.store.connect() as conn:
-                repo.delete_lease(conn, lease_id)
-            raise
-        node = step.judged(result, settings)
-        # the node, its backed-up statistics, the lease and the usage: one transaction
-        with self._open(search_id) as (conn, _, tree):
-            best_before = tree[tree.best_id].reward if tree.best_id is not None else None
-            now = self._clock()
-            node_id = repo.insert_node(conn, search_id, node, now)
-            repo.delete_lease(conn, lease_id)
-            repo.add_usage(conn, search_id, now, steps=1, evaluations=1, tokens=step.tokens)
-        with self._open(search_id) as (conn, record, tree):
-            now = self._clock()
-            spent = budgets.exhausted(record, 0, now)
-            return StepResult(
-                search_id=search_id,
-                node=node_view(repo.full_nodes(conn, search_id, [node_id])[node_id], tree[node_id]),
-                improved=best_before is None or node.reward > best_before,  # type: ignore[operator]
-                best_node_id=tree.best_id,
-                usage=budgets.usage(record, len(repo.active_leases(conn, search_id, now)), now),
-                exhausted=spent[0] if spent else None,
-            )
 
     # -- the best kernel ---------------------------------------------------------------------
 
@@ -402,48 +285,3 @@ class SearchEngine:
             return BestKernel(
                 search_id=search_id, node=node, decided_by=decided_by, candidates=candidates
             )
-
-    # -- internals ---------------------------------------------------------------------------
-
-    @contextmanager
-    def _open(self, search_id: str) -> Iterator[tuple[Connection, SearchRecord, Tree]]:
-        """A transaction with the search's record and its tree brought up to date."""
-        with self._lock, self.store.connect() as conn:
-            record = self._record(conn, search_id)
-            yield conn, record, self._tree(conn, search_id)
-
-    def _record(self, conn: Connection, search_id: str) -> SearchRecord:
-        record = repo.get_search(conn, search_id)
-        if record is None:
-            raise UnknownSearch(search_id, repo.recent_search_ids(conn))
-        return record
-
-    def _tree(self, conn: Connection, search_id: str) -> Tree:
-        # taken out while it is refreshed: a refresh that fails half-way is not put back, and the
-        # next call loads the tree afresh. Refreshed at the start of a transaction only, so it
-        # never holds rows a rollback could take away.
-        tree = self._trees.pop(search_id, None) or Tree()
-        tree.append_rows(repo.nodes_after(conn, search_id, tree.last_id))
-        self._trees[search_id] = tree  # most recently used last
-        while len(self._trees) > self._cached_trees:
-            self._trees.popitem(last=False)
-        return tree
-
-    def _task(self, record: SearchRecord) -> Task:
-        task = self._tasks.get(record.id)
-        if task is None:
-            task = self._tasks[record.id] = Task.model_validate_json(record.task)
-        return task
-
-    def _require_judge(self) -> Judge:
-        if self.judge is None:
-            raise SearchError(
-                "this search engine has no judge, so it can read searches but not evaluate; "
-                "construct SearchEngine(store, judge=...)"
-            )
-        return self.judge
-
-    @staticmethod
-    def _check_node(tree: Tree, search_id: str, node_id: int) -> None:
-        if node_id not in tree:
-            raise UnknownNode(search_id, node_id, len(tree.nodes))

@@ -75,8 +75,7 @@ class MemoryEntry(BaseModel):
 
     node_id: int
     action: Action
-    code: str
-    edits: list[Edit] | None
+    edits: list[Edit] | None = Field(description="The patch that made a small-step node.")
     status: Status
     speedup: float | None
     reward: float
@@ -119,6 +118,11 @@ class StepResult(BaseModel):
     best_node_id: int | None
     usage: Usage
     exhausted: str | None = Field(description="Which budget is now spent, if any.")
+    reused: bool = Field(
+        default=False,
+        description="The parent already had this exact kernel as a child: that node is "
+        "returned, nothing was evaluated and no step was spent.",
+    )
 
 
 class ForkOrigin(BaseModel):

@@ -60,14 +60,6 @@ class NewNode(BaseModel):
     copied_from: int | None = None
 
 
-class Lease(BaseModel):
-    id: int
-    node_id: int
-    action: Action
-    claimed: bool
-    expires_at: float
-
-
 # -- searches --------------------------------------------------------------------------------
 
 
@@ -86,7 +78,7 @@ def get_search(conn: sqlite3.Connection, search_id: str) -> SearchRecord | None:
 
 
 def list_searches(
-    conn: sqlite3.Connection, task: str | None, limit: int | None
+    conn: sqlite3.Connection, task: str | None, limit: int | None, offset: int = 0
 ) -> list[SearchRecord]:
     query = "SELECT * FROM searches"
     args: list[object] = []
@@ -94,9 +86,8 @@ def list_searches(
         query += " WHERE task_name = ?"
         args.append(task)
     query += " ORDER BY created_at DESC, id"
-    if limit is not None:
-        query += " LIMIT ?"
-        args.append(limit)
+    query += " LIMIT ? OFFSET ?"
+    args += [-1 if limit is None else limit, offset]
     return [_search(row) for row in conn.execute(query, args)]
 
 
@@ -245,6 +236,18 @@ def full_nodes(
     return {row["id"]: row for row in rows}
 
 
+def child_with_code(
+    conn: sqlite3.Connection, search_id: str, parent_id: int, code: str
+) -> int | None:
+    """The first child of ``parent_id`` holding exactly ``code``, if one was recorded."""
+    row = conn.execute(
+        "SELECT id, code FROM search_nodes WHERE search_id = ? AND parent_id = ? "
+        "AND code_hash = ? ORDER BY id",
+        (search_id, parent_id, kernel_hash(code)),
+    ).fetchall()
+    return next((r["id"] for r in row if r["code"] == code), None)
+
+
 def codes(conn: sqlite3.Connection, search_id: str, node_ids: Sequence[int]) -> dict[int, str]:
     marks = ", ".join("?" * len(node_ids))
     rows = conn.execute(
@@ -260,78 +263,6 @@ def copy_of(conn: sqlite3.Connection, search_id: str, original_id: int) -> int:
         (search_id, original_id),
     ).fetchone()
     return row["id"]
-
-
-# -- leases ----------------------------------------------------------------------------------
-
-
-def active_leases(conn: sqlite3.Connection, search_id: str, now: float) -> list[Lease]:
-    rows = conn.execute(
-        "SELECT id, node_id, action, claimed, expires_at FROM search_leases "
-        "WHERE search_id = ? AND expires_at > ? ORDER BY id",
-        (search_id, now),
-    )
-    return [Lease(**dict(row)) for row in rows]
-
-
-def purge_expired(conn: sqlite3.Connection, search_id: str, now: float) -> None:
-    conn.execute(
-        "DELETE FROM search_leases WHERE search_id = ? AND expires_at <= ?", (search_id, now)
-    )
-
-
-def add_lease(
-    conn: sqlite3.Connection,
-    search_id: str,
-    node_id: int,
-    action: Action,
-    author: str | None,
-    *,
-    claimed: bool,
-    now: float,
-    expires_at: float,
-) -> int:
-    cursor = conn.execute(
-        "INSERT INTO search_leases (search_id, node_id, action, author, claimed, created_at, "
-        "expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (search_id, node_id, action.value, author, int(claimed), now, expires_at),
-    )
-    assert cursor.lastrowid is not None
-    return cursor.lastrowid
-
-
-def claim_lease(
-    conn: sqlite3.Connection, search_id: str, node_id: int, now: float, expires_at: float
-) -> int | None:
-    """Mark the oldest unclaimed live lease on the node as in evaluation; its id, or None."""
-    row = conn.execute(
-        "SELECT id FROM search_leases WHERE search_id = ? AND node_id = ? AND claimed = 0 "
-        "AND expires_at > ? ORDER BY id LIMIT 1",
-        (search_id, node_id, now),
-    ).fetchone()
-    if row is None:
-        return None
-    conn.execute(
-        "UPDATE search_leases SET claimed = 1, expires_at = ? WHERE id = ?", (expires_at, row["id"])
-    )
-    return row["id"]
-
-
-def delete_lease(conn: sqlite3.Connection, lease_id: int) -> None:
-    conn.execute("DELETE FROM search_leases WHERE id = ?", (lease_id,))
-
-
-def release_unclaimed(conn: sqlite3.Connection, search_id: str, node_id: int) -> int:
-    cursor = conn.execute(
-        "DELETE FROM search_leases WHERE id = (SELECT id FROM search_leases WHERE search_id = ? "
-        "AND node_id = ? AND claimed = 0 ORDER BY id LIMIT 1)",
-        (search_id, node_id),
-    )
-    return cursor.rowcount
-
-
-def clear_leases(conn: sqlite3.Connection, search_id: str) -> int:
-    return conn.execute("DELETE FROM search_leases WHERE search_id = ?", (search_id,)).rowcount
 
 
 # -- measurements ----------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import json
 import sqlite3
 
 from adaexplore_mcp.judge.result import EvalResult, Status
-from adaexplore_mcp.search_engine import budget
+from adaexplore_mcp.search_engine import budget, leases
 from adaexplore_mcp.search_engine import repository as repo
 from adaexplore_mcp.search_engine.models import (
     Edit,
@@ -40,7 +40,6 @@ def memory_entry(row: sqlite3.Row, node: TreeNode) -> MemoryEntry:
     return MemoryEntry(
         node_id=node.id,
         action=node.action,
-        code=row["code"],
         edits=_edits(row["edits"]),
         status=result.status,
         speedup=node.speedup,
@@ -98,7 +97,7 @@ def search_info(
             copied_as=repo.copy_of(conn, record.id, record.forked_node),
         )
     spent = budget.exhausted(record, 0, now)
-    in_flight = len(repo.active_leases(conn, record.id, now))
+    in_flight = len(leases.active(conn, record.id, now))
     return SearchInfo(
         id=record.id,
         task=record.task_name,
