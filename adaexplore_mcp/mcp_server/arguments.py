@@ -39,7 +39,8 @@ Code = Annotated[
         max_length=500_000,
         description="A whole Python module: imports, the @triton.jit kernels and class "
         "ModelNew(nn.Module) with the reference Model's __init__ arguments and forward "
-        "signature.",
+        "signature. ModelNew is built with Model's seed and no weights are copied: create "
+        "the same parameters as Model, in the same order and shapes.",
     ),
 ]
 SearchId = Annotated[

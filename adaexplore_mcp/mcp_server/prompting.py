@@ -8,8 +8,10 @@ virtual loss, no budget.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
+from adaexplore_mcp.mcp_server.selection import PoolKernel
 from adaexplore_mcp.memory import FailureExample, SkillMemory
 from adaexplore_mcp.prompts import render
 from adaexplore_mcp.search_engine import (
@@ -56,7 +58,7 @@ def large_step_variables(
     task: Task,
     search_id: str,
     node_id: int,
-    pool: list[PoolEntry],
+    pool: Sequence[PoolEntry | PoolKernel],
     rules: list[str],
     answer_with: AnswerWith = "tool",
 ) -> dict[str, Any]:

@@ -40,7 +40,7 @@ def register_resources(server: MCPServer, bench: Workbench) -> None:
     )
     async def search_tree(search_id: str) -> str:
         with resource_errors():
-            return bench.get_tree(search_id).model_dump_json(indent=2)
+            return bench.searches.get_tree(search_id).model_dump_json(indent=2)
 
     @server.resource(
         "kernel://{search_id}/{node_id}",
@@ -53,7 +53,7 @@ def register_resources(server: MCPServer, bench: Workbench) -> None:
         if not node_id.isdigit():
             raise ResourceNotFoundError(f"node ids are numbers (0 is the root), not {node_id!r}")
         with resource_errors():
-            node = bench.get_node(search_id, int(node_id))
+            node = bench.searches.get_node(search_id, int(node_id))
         if node.code is None:
             raise ResourceNotFoundError(
                 f"node {node_id} of search {search_id!r} is the root: it holds no kernel; "

@@ -10,10 +10,10 @@ from pydantic import Field
 
 from adaexplore_mcp.mcp_server.arguments import Code, PrecisionArg, TaskRef, tool
 from adaexplore_mcp.mcp_server.errors import tool_errors
-from adaexplore_mcp.mcp_server.models import Evaluation, TaskDetail, TaskList
+from adaexplore_mcp.mcp_server.models import Evaluation, RulesPage, TaskDetail, TaskList
 from adaexplore_mcp.mcp_server.progress import with_progress
 from adaexplore_mcp.mcp_server.workbench import Workbench
-from adaexplore_mcp.memory import AddFailureResult, RulesAnswer
+from adaexplore_mcp.memory import AddFailureResult
 
 Level = Annotated[
     int | None, Field(ge=1, le=3, description="Only this level (1, 2 or 3); all when omitted.")
@@ -40,9 +40,11 @@ RuleTask = Annotated[
         description="A task's name or file path: rules seen failing on it get a bonus.",
     ),
 ]
-Limit = Annotated[
-    int | None,
-    Field(ge=1, le=200, description="Most rules to return (default 20, within a token budget)."),
+Limit = Annotated[int, Field(ge=1, le=100, description="Most rules in one page.")]
+TaskLimit = Annotated[int, Field(ge=1, le=200, description="Most tasks in one page.")]
+Cursor = Annotated[
+    str | None,
+    Field(max_length=200, description="The next_cursor of the previous page; omit for the first."),
 ]
 ErrorText = Annotated[
     str,
@@ -68,12 +70,16 @@ ErrorType = Annotated[
 
 def register_tools(server: MCPServer, bench: Workbench) -> None:
     @tool(server, "List tasks", read_only=True, idempotent=True)
-    async def list_tasks(level: Level = None) -> TaskList:
+    async def list_tasks(
+        level: Level = None, limit: TaskLimit = 50, cursor: Cursor = None
+    ) -> TaskList:
         """List the bundled kernel-optimization tasks: name, level (1 single operators, 2
-        fusions, 3 small blocks), a one-line summary and whether a bundled solution exists.
-        Use it to pick a task; get_task gives the reference source. Wherever a tool asks for a
-        task, the path of any KernelBench-format task file works too."""
-        return bench.list_tasks(level)
+        fusions, 3 small blocks), a one-line summary and whether a bundled solution exists,
+        in pages (next_cursor). Use it to pick a task; get_task gives the reference source.
+        Wherever a tool asks for a task, the path of any KernelBench-format task file works
+        too."""
+        with tool_errors():
+            return bench.list_tasks(level, limit=limit, cursor=cursor)
 
     @tool(server, "Get a task", read_only=True, idempotent=True)
     async def get_task(task: TaskRef) -> TaskDetail:
@@ -81,7 +87,8 @@ def register_tools(server: MCPServer, bench: Workbench) -> None:
         get_init_inputs), its description, the shapes the judge checks (benchmark on a GPU,
         small on the CPU interpreter, odd sizes always) and its content hash. Read it before
         writing a kernel: ModelNew must take Model's __init__ arguments and give forward's
-        outputs with the same shapes and dtypes."""
+        outputs with the same shapes and dtypes. The judge builds ModelNew with Model's seed and
+        copies no weights: create the same parameters in the same order and shapes."""
         with tool_errors():
             return bench.get_task(task)
 
@@ -101,28 +108,30 @@ def register_tools(server: MCPServer, bench: Workbench) -> None:
         compile_error, runtime_error, timeout, rejected), message (one paragraph to act on),
         correctness (the first mismatch), runtime and speedups, error (type, location, trimmed
         traceback) and memory: compile and runtime errors are recorded in the rule memory
-        automatically. Takes seconds to minutes and reports progress (queued, compiling,
-        checking, timing); cancelling stops the evaluation. Inside a search use apply_patch or
-        regenerate instead, so the kernel becomes a node of the tree."""
+        automatically. Takes seconds to minutes and reports progress at least every 5 s. The
+        evaluation does not stop when the request is cancelled or times out: sending the same
+        kernel again joins it. Inside a search use apply_patch or regenerate instead, so the
+        kernel becomes a node of the tree."""
         with tool_errors():
             return await with_progress(
                 ctx,
                 lambda on_progress: bench.evaluate(
                     task, code, timeout_s=timeout_s, on_progress=on_progress, precision=precision
                 ),
+                interval_s=bench.settings.mcp.progress_interval_s,
             )
 
     @tool(server, "Get rules", read_only=True, idempotent=True)
     async def get_rules(
-        query: Query = None, task: RuleTask = None, limit: Limit = None
-    ) -> RulesAnswer:
+        query: Query = None, task: RuleTask = None, limit: Limit = 10, cursor: Cursor = None
+    ) -> RulesPage:
         """The active "You cannot ..." rules of the memory, distilled from real compile and
         runtime failures on several tasks; a kernel that breaks one fails. With a query (words
         or a whole kernel) the most relevant rules come first; with a task, rules seen failing
-        on it get a bonus. Read them before writing a kernel. select_node already includes the
-        rules relevant to the node it returns."""
+        on it get a bonus. In pages (next_cursor). Read them before writing a kernel.
+        select_node already includes the rules most relevant to the node it returns."""
         with tool_errors():
-            return bench.get_rules(query=query, task=task, limit=limit)
+            return bench.get_rules(query=query, task=task, limit=limit, cursor=cursor)
 
     @tool(server, "Record a failure", read_only=False, idempotent=True)
     async def add_failure(

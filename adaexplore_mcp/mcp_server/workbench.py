@@ -10,42 +10,37 @@ from __future__ import annotations
 
 import difflib
 import logging
-from collections.abc import Sequence
 from pathlib import Path
 
 import adaexplore_mcp
 from adaexplore_mcp.config import Precision, Settings
 from adaexplore_mcp.judge import Environment, EvalResult, Judge, ProgressCallback, open_judge
+from adaexplore_mcp.judge.result import kernel_hash
+from adaexplore_mcp.mcp_server.answers import Step
 from adaexplore_mcp.mcp_server.lazy_judge import LazyJudge
+from adaexplore_mcp.mcp_server.listing import (
+    decode_cursor,
+    encode_cursor,
+)
 from adaexplore_mcp.mcp_server.models import (
     Evaluation,
     Health,
-    NodeSelection,
-    Released,
-    SearchList,
-    Step,
+    RulesPage,
     TaskDetail,
     TaskList,
     TaskSummary,
 )
 from adaexplore_mcp.mcp_server.prompting import StepPrompts
+from adaexplore_mcp.mcp_server.running import RunningSteps
+from adaexplore_mcp.mcp_server.searches import Searches
 from adaexplore_mcp.memory import (
     AddFailureResult,
     FailureReport,
-    RulesAnswer,
     SkillMemory,
     open_memory,
 )
 from adaexplore_mcp.search_engine import (
-    Action,
-    BestKernel,
-    Budget,
-    Edit,
-    NodeView,
     SearchEngine,
-    SearchInfo,
-    StepResult,
-    TreeView,
 )
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import (
@@ -80,11 +75,25 @@ class Workbench:
         self.engine = SearchEngine(self.store, self.judge, settings.search)
         self.prompts = StepPrompts(self.engine, self.memory)
         self._recorded = set(settings.mcp.record_failures)
+        # evaluations in flight, by what they evaluate: a request that goes away leaves its
+        # evaluation running, and the same request sent again joins it
+        self.running: RunningSteps[Step | Evaluation] = RunningSteps()
+        self.searches = Searches(
+            settings,
+            self.engine,
+            self.memory,
+            self.running,
+            task=self.task,
+            task_name=self._task_name,
+            remember=self._remember,
+        )
         self._bundled: dict[str, Task] | None = None
         self._solutions: set[str] | None = None
 
     async def close(self) -> None:
-        """Stops the judge (its workers and their children); a later evaluation restarts it."""
+        """Stops the evaluations in flight (nothing more is recorded) and the judge (its workers
+        and their children); a later evaluation restarts it."""
+        await self.running.close()
         await self.judge.close()
 
     def health(self) -> Health:
@@ -97,7 +106,14 @@ class Workbench:
 
     # -- tasks ---------------------------------------------------------------------------------
 
-    def list_tasks(self, level: int | None = None) -> TaskList:
+    def list_tasks(
+        self, level: int | None = None, *, limit: int = 50, cursor: str | None = None
+    ) -> TaskList:
+        offset = decode_cursor("tasks", cursor)
+        tasks = [
+            task for task in self._bundled_tasks().values() if level is None or task.level == level
+        ]
+        end = offset + limit
         return TaskList(
             tasks=[
                 TaskSummary(
@@ -106,9 +122,9 @@ class Workbench:
                     summary=task.summary,
                     has_solution=task.name in self._solution_names(),
                 )
-                for task in self._bundled_tasks().values()
-                if level is None or task.level == level
-            ]
+                for task in tasks[offset:end]
+            ],
+            next_cursor=encode_cursor("tasks", end) if end < len(tasks) else None,
         )
 
     def get_task(self, ref: str) -> TaskDetail:
@@ -167,16 +183,36 @@ class Workbench:
         precision: Precision | None = None,
     ) -> Evaluation:
         task = self.task(ref)
-        result = await self.judge.evaluate(
-            task, code, timeout_s=timeout_s, on_progress=on_progress, precision=precision
-        )
-        memory = await self._remember(task.name, code, result)
-        return Evaluation.model_validate({**dict(result), "memory": memory})
+
+        async def work(progress: ProgressCallback) -> Evaluation:
+            result = await self.judge.evaluate(
+                task, code, timeout_s=timeout_s, on_progress=progress, precision=precision
+            )
+            memory = await self._remember(task.name, code, result)
+            return Evaluation.model_validate({**dict(result), "memory": memory})
+
+        key = ("evaluate", task.hash, kernel_hash(code), precision, timeout_s)
+        return await self.running.run(key, work, on_progress)  # type: ignore[return-value]
 
     def get_rules(
-        self, query: str | None = None, task: str | None = None, limit: int | None = None
-    ) -> RulesAnswer:
-        return self.memory.get_rules(query=query, task=self._task_name(task), limit=limit)
+        self,
+        query: str | None = None,
+        task: str | None = None,
+        limit: int = 10,
+        cursor: str | None = None,
+    ) -> RulesPage:
+        offset = decode_cursor("rules", cursor)
+        end = offset + limit
+        # a page is bounded by its count (a rule is one sentence of at most 60 words), so the
+        # memory's prompt budget does not apply to it
+        answer = self.memory.get_rules(
+            query=query, task=self._task_name(task), limit=end, token_budget=1 << 30
+        )
+        return RulesPage(
+            rules=answer.rules[offset:end],
+            active_total=answer.active_total,
+            next_cursor=encode_cursor("rules", end) if end < answer.active_total else None,
+        )
 
     async def add_failure(
         self,
@@ -223,153 +259,6 @@ class Workbench:
         if ref is None or not _looks_like_path(ref):
             return ref
         return self.task(ref).name
-
-    # -- searches ------------------------------------------------------------------------------
-
-    def start_search(
-        self,
-        ref: str,
-        *,
-        max_steps: int | None = None,
-        max_wall_s: float | None = None,
-        max_tokens: int | None = None,
-        seed: int | None = None,
-        label: str | None = None,
-        author: str | None = None,
-        precision: Precision | None = None,
-    ) -> SearchInfo:
-        defaults = self.settings.search
-        budget = Budget(
-            max_steps=max_steps or defaults.max_steps,
-            max_wall_s=max_wall_s or defaults.max_wall_s,
-            max_tokens=max_tokens or defaults.max_tokens,
-        )
-        updates: dict[str, object] = {"precision": precision or defaults.precision}
-        if seed is not None:
-            updates["seed"] = seed
-        settings = defaults.model_copy(update=updates)
-        return self.engine.start_search(
-            self.task(ref), budget=budget, settings=settings, label=label, author=author
-        )
-
-    def list_searches(self, task: str | None = None, limit: int = 20) -> SearchList:
-        return SearchList(
-            searches=self.engine.list_searches(task=self._task_name(task), limit=limit)
-        )
-
-    def select_node(self, search_id: str, *, author: str | None = None) -> NodeSelection:
-        selection = self.engine.select_node(search_id, author=author)
-        node = selection.node
-        # the rules most relevant to what the step will build on: the node's kernel, else the
-        # best kernel of the pool, else the task alone
-        query = node.code or (selection.pool[0].code if selection.pool else None)
-        task = node.result.task if node.result else self.engine.get_search(search_id).task
-        rules = self.memory.get_rules(query=query, task=task)
-        if selection.action is Action.SMALL:
-            next_call = (
-                f'apply_patch(search_id="{search_id}", node_id={node.id}, patches=[{{"old_str": '
-                '..., "new_str": ...}]): edit node.code, guided by working_memory and rules '
-                "(the small_step prompt renders this context)"
-            )
-        else:
-            next_call = (
-                f'regenerate(search_id="{search_id}", node_id={node.id}, code=...): a whole new '
-                "kernel, structurally different from the pool (the large_step prompt renders "
-                "this context)"
-            )
-        return NodeSelection.model_validate(
-            {**dict(selection), "rules": rules.rules, "next_call": next_call}
-        )
-
-    async def apply_patch(
-        self,
-        search_id: str,
-        node_id: int,
-        patches: Sequence[Edit],
-        *,
-        note: str | None = None,
-        tokens: int = 0,
-        author: str | None = None,
-        on_progress: ProgressCallback | None = None,
-    ) -> Step:
-        step = await self.engine.apply_patch(
-            search_id,
-            node_id,
-            list(patches),
-            author=author,
-            note=note,
-            tokens=tokens,
-            on_progress=on_progress,
-        )
-        return await self._step(step)
-
-    async def regenerate(
-        self,
-        search_id: str,
-        code: str,
-        node_id: int | None = None,
-        *,
-        note: str | None = None,
-        tokens: int = 0,
-        author: str | None = None,
-        on_progress: ProgressCallback | None = None,
-    ) -> Step:
-        step = await self.engine.regenerate(
-            search_id,
-            code,
-            node_id,
-            author=author,
-            note=note,
-            tokens=tokens,
-            on_progress=on_progress,
-        )
-        return await self._step(step)
-
-    async def _step(self, step: StepResult) -> Step:
-        node = step.node
-        memory = None
-        if node.result is not None and node.code is not None:
-            memory = await self._remember(node.result.task, node.code, node.result)
-        return Step.model_validate({**dict(step), "memory": memory})
-
-    def release(self, search_id: str, node_id: int) -> Released:
-        released = self.engine.release(search_id, node_id)
-        return Released(search_id=search_id, node_id=node_id, released=released)
-
-    def fork(
-        self,
-        search_id: str,
-        node_id: int,
-        *,
-        max_steps: int | None = None,
-        label: str | None = None,
-    ) -> SearchInfo:
-        budget = Budget(max_steps=max_steps) if max_steps is not None else None
-        return self.engine.fork(search_id, node_id, budget=budget, label=label)
-
-    def get_tree(self, search_id: str) -> TreeView:
-        return self.engine.get_tree(search_id)
-
-    def get_node(self, search_id: str, node_id: int) -> NodeView:
-        return self.engine.get_node(search_id, node_id)
-
-    def remeasurements(self, search_id: str) -> int:
-        """Evaluations ``best_kernel(remeasure=True)`` will run: its candidates times the
-        re-measurements of each, under the search's own settings."""
-        info = self.engine.get_search(search_id)
-        settings = info.settings
-        return min(info.correct_count, settings.remeasure_top_k) * settings.remeasure_count
-
-    async def best_kernel(
-        self,
-        search_id: str,
-        *,
-        remeasure: bool = False,
-        on_progress: ProgressCallback | None = None,
-    ) -> BestKernel:
-        return await self.engine.best_kernel(
-            search_id, remeasure=remeasure, on_progress=on_progress
-        )
 
 
 def _looks_like_path(ref: str) -> bool:

@@ -26,10 +26,9 @@ from tests.conftest import cpu_settings
 GELU = bundled_solution("gelu") or ""
 # tl.arange needs a power-of-two range: a compile error on the interpreter and on a GPU
 GELU_COMPILE_ERROR = GELU.replace("tl.arange(0, BLOCK_SIZE)", "tl.arange(0, 1000)")
-# spins in forward before any launch: an evaluation that lasts until it is cancelled
-_SPIN = "        spins = 0\n        while spins < 10**12:\n            spins += 1\n"
-GELU_SLOW = GELU.replace("        x = x.contiguous()\n", _SPIN + "        x = x.contiguous()\n")
-assert GELU and GELU_COMPILE_ERROR != GELU and GELU_SLOW != GELU
+# a kernel whose module takes seconds to load: an evaluation long enough to cancel, that ends
+GELU_SLOW_START = "import time\n\ntime.sleep(4)\n" + GELU
+assert GELU and GELU_COMPILE_ERROR != GELU
 
 
 def make_settings(home: Path, **overrides: Any) -> Settings:

@@ -1,16 +1,13 @@
-"""The search tools through an in-memory client on the CPU judge: a whole small search, every
-error an agent can cause, and cancellation."""
+"""The search tools through an in-memory client on the CPU judge: a whole small search and
+every error an agent can cause (test_outliving.py: cancelled and repeated steps, leases)."""
 
 from __future__ import annotations
 
-import asyncio
-
-import anyio
 import pytest
 from mcp import Client
 
 from adaexplore_mcp.mcp_server import Workbench
-from tests.mcp_server.conftest import GELU, GELU_COMPILE_ERROR, GELU_SLOW, text
+from tests.mcp_server.conftest import GELU, GELU_COMPILE_ERROR, text
 
 pytestmark = pytest.mark.anyio
 
@@ -28,20 +25,32 @@ async def test_a_search_from_start_to_best_kernel(client: Client, bench: Workben
 
     first = await call(client, "select_node", search_id=sid, author="tester")
     assert first["action"] == "large" and first["node"]["id"] == 0
-    assert first["next_call"].startswith(f'regenerate(search_id="{sid}", node_id=0')
+    assert first["next_call"]["tool"] == "regenerate"
+    assert first["next_call"]["arguments"] == {"search_id": sid, "node_id": 0}
     assert first["rules"] and all(rule["text"].startswith("You cannot") for rule in first["rules"])
 
     step = await call(client, "regenerate", search_id=sid, code=GELU, node_id=0, note="first")
     node = step["node"]
-    assert node["id"] == 1 and node["status"] == "correct" and node["note"] == "first"
+    assert (
+        node["id"] == 1 and node["status"] == "correct" and step["verdict"]["status"] == "correct"
+    )
+    assert node["code_chars"] == len(GELU) and node["kernel_uri"] == f"kernel://{sid}/1"
     assert step["improved"] and step["best_node_id"] == 1 and step["memory"] is None
+    assert step["next_call"] == {
+        "tool": "select_node",
+        "arguments": {"search_id": sid},
+        "why": step["next_call"]["why"],
+    }
 
     second = await call(client, "select_node", search_id=sid)
     assert second["action"] == "small" and second["node"]["id"] == 1
     assert [entry["node_id"] for entry in second["working_memory"]] == [1]
-    assert second["next_call"].startswith("apply_patch(")
+    assert second["next_call"]["tool"] == "apply_patch" and second["node"]["code"] == GELU
     expected = bench.memory.get_rules(query=GELU, task="gelu")  # ranked for this kernel
-    assert [r["id"] for r in second["rules"]] == [hit.id for hit in expected.rules]
+    top = expected.rules[0].score
+    relevant = [h.id for h in expected.rules if h.score >= bench.settings.mcp.rule_relevance * top]
+    assert [r["id"] for r in second["rules"]] == relevant[: bench.settings.mcp.max_rules]
+    assert second["context"]["used_tokens"] <= second["context"]["budget_tokens"]
 
     broken = await call(
         client,
@@ -52,18 +61,18 @@ async def test_a_search_from_start_to_best_kernel(client: Client, bench: Workben
         tokens=123,
     )
     assert broken["node"]["status"] == "compile_error" and broken["node"]["parent_id"] == 1
-    assert broken["node"]["edits"][0]["new_str"] == "tl.arange(0, 1000)"
+    assert "edits" not in broken["node"] and "code" not in broken["node"]
     assert broken["memory"]["rule"] is not None and broken["usage"]["tokens"] == 123
 
     tree = await call(client, "get_tree", search_id=sid)
     assert [n["id"] for n in tree["nodes"]] == [0, 1, 2]
     assert [n["parent_id"] for n in tree["nodes"]] == [None, 0, 1]
-    assert tree["offset"] == 0 and tree["more"] is False
-    page = await call(client, "get_tree", search_id=sid, offset=1, limit=1)
-    assert [n["id"] for n in page["nodes"]] == [1] and page["more"] is True
+    assert tree["next_cursor"] is None
+    page = await call(client, "get_tree", search_id=sid, limit=2)
+    assert [n["id"] for n in page["nodes"]] == [0, 1] and page["next_cursor"]
     assert page["node_count"] == 3
-    last = await call(client, "get_tree", search_id=sid, offset=2, limit=5)
-    assert [n["id"] for n in last["nodes"]] == [2] and last["more"] is False
+    last = await call(client, "get_tree", search_id=sid, limit=5, cursor=page["next_cursor"])
+    assert [n["id"] for n in last["nodes"]] == [2] and last["next_cursor"] is None
     assert [n["status"] for n in tree["nodes"]] == [None, "correct", "compile_error"]
     assert tree["best_node_id"] == 1 and tree["steps"] == 2
     assert "code" not in tree["nodes"][1]
@@ -85,7 +94,7 @@ async def test_a_search_from_start_to_best_kernel(client: Client, bench: Workben
     # one correct kernel, re-measured remeasure_count (3) times: 3 evaluations of 5 steps
     values = [value for value, _, _ in seen]
     assert values == sorted(set(values)) and {total for _, total, _ in seen} == {15}
-    assert seen[0][2].startswith("evaluation 1/3: queued")
+    assert seen[0][2].startswith(("evaluation 1/3: queued", "starting"))
     assert seen[-1][2].startswith("evaluation 3/3: ")
 
     listed = await call(client, "list_searches", task="gelu")
@@ -159,73 +168,11 @@ async def test_a_spent_budget_says_what_to_do(client: Client) -> None:
     assert spent.is_error and "budget is spent" in text(spent) and "best_kernel" in text(spent)
 
 
-async def test_cancelling_a_step_kills_the_evaluation_and_records_nothing(
-    client: Client, bench: Workbench
-) -> None:
-    sid = (await call(client, "start_search", task="gelu"))["id"]
-    compiling = anyio.Event()
-
-    async def progress(value: float, total: float | None, message: str | None) -> None:
-        if message and message.startswith("compiling"):
-            compiling.set()
-
-    async with anyio.create_task_group() as group:
-
-        async def step() -> None:
-            await client.call_tool(
-                "regenerate", {"search_id": sid, "code": GELU_SLOW}, progress_callback=progress
-            )
-
-        group.start_soon(step)
-        with anyio.fail_after(60):
-            await compiling.wait()
-        await anyio.sleep(0.3)  # well inside the spinning forward
-        group.cancel_scope.cancel()
-
-    tree = await call(client, "get_tree", search_id=sid)
-    assert len(tree["nodes"]) == 1 and tree["in_flight"] == 0
-    lanes = bench.judge.inner.lanes_status()  # type: ignore[attr-defined]
-    for _ in range(100):  # the worker reports the child's end shortly after killing it
-        if sum(lane.running for lane in lanes) == 0:
-            break
-        await asyncio.sleep(0.05)
-        lanes = bench.judge.inner.lanes_status()  # type: ignore[attr-defined]
-    assert sum(lane.running for lane in lanes) == 0
-    # the judge keeps serving
-    step = await call(client, "regenerate", search_id=sid, code=GELU)
-    assert step["node"]["id"] == 1 and step["node"]["status"] == "correct"
-
-
-async def test_cancelling_an_evaluation(client: Client, bench: Workbench) -> None:
-    started = anyio.Event()
-
-    async def progress(value: float, total: float | None, message: str | None) -> None:
-        if message and message.startswith("compiling"):
-            started.set()
-
-    with anyio.move_on_after(60) as scope:
-        async with anyio.create_task_group() as group:
-
-            async def evaluate() -> None:
-                await client.call_tool(
-                    "evaluate_kernel",
-                    {"task": "gelu", "code": GELU_SLOW},
-                    progress_callback=progress,
-                )
-
-            group.start_soon(evaluate)
-            await started.wait()
-            group.cancel_scope.cancel()
-    assert not scope.cancelled_caught
-    result = await call(client, "evaluate_kernel", task="gelu", code=GELU)
-    assert result["status"] == "correct"
-
-
 async def test_a_search_keeps_its_precision_policy(client: Client) -> None:
     info = await call(client, "start_search", task="gelu", precision="tf32")
     assert info["settings"]["precision"] == "tf32"
     step = await call(client, "regenerate", search_id=info["id"], code=GELU)
-    assert step["node"]["result"]["precision"] == "tf32"
+    assert step["verdict"]["precision"] == "tf32"
     default = await call(client, "start_search", task="gelu")
     assert default["settings"]["precision"] == "strict"
 
@@ -234,7 +181,7 @@ async def test_the_driver_reads_every_page_of_the_tree(client: Client) -> None:
     from adaexplore_mcp.driver.tools import Tools
 
     sid = (await call(client, "start_search", task="gelu"))["id"]
-    for _ in range(3):
-        await call(client, "regenerate", search_id=sid, code=GELU)
+    for i in range(3):
+        await call(client, "regenerate", search_id=sid, code=f"# version {i}\n{GELU}")
     listing = await Tools(client).get_tree(sid, page=2)
-    assert [n.id for n in listing.nodes] == [0, 1, 2, 3] and not listing.more
+    assert [n.id for n in listing.nodes] == [0, 1, 2, 3] and listing.next_cursor is None

@@ -11,7 +11,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.mcp_server.conftest import GELU, GELU_SLOW, text
+from tests.mcp_server.conftest import GELU, GELU_SLOW_START, text
 
 pytestmark = pytest.mark.anyio
 
@@ -69,7 +69,7 @@ async def test_serve_over_stdio(tmp_path: Path) -> None:
                 async def slow() -> None:
                     await client.call_tool(
                         "regenerate",
-                        {"search_id": sid, "code": GELU_SLOW},
+                        {"search_id": sid, "code": GELU_SLOW_START},
                         progress_callback=compiling,
                     )
 
@@ -77,7 +77,11 @@ async def test_serve_over_stdio(tmp_path: Path) -> None:
                 await started.wait()
                 group.cancel_scope.cancel()
 
-            tree = await client.call_tool("get_tree", {"search_id": sid})
-            assert len(tree.structured_content["nodes"]) == 2  # the cancelled step left none
-            after = await client.call_tool("regenerate", {"search_id": sid, "code": GELU})
+            # the cancelled step goes on; sent again, it is joined, not evaluated twice
+            after = await client.call_tool(
+                "regenerate", {"search_id": sid, "code": GELU_SLOW_START}
+            )
             assert after.structured_content["node"]["id"] == 2, text(after)
+            tree = await client.call_tool("get_tree", {"search_id": sid})
+            assert len(tree.structured_content["nodes"]) == 3
+            assert tree.structured_content["steps"] == 2
