@@ -14,7 +14,12 @@ from typing import Literal
 
 from adaexplore_mcp.judge import EvalResult
 from adaexplore_mcp.llm import Message
-from adaexplore_mcp.mcp_server import large_step_variables, small_step_variables
+from adaexplore_mcp.mcp_server import (
+    PoolKernel,
+    SelectedNode,
+    large_step_variables,
+    small_step_variables,
+)
 from adaexplore_mcp.prompts import render
 from adaexplore_mcp.search_engine import MemoryEntry, NodeView, PoolEntry
 from adaexplore_mcp.tasks import Task
@@ -55,7 +60,7 @@ def large(
     task: Task,
     search_id: str,
     node_id: int,
-    pool: list[PoolEntry],
+    pool: Sequence[PoolEntry | PoolKernel],
     rules: list[str],
     lessons: list[str],
 ) -> str:
@@ -68,7 +73,7 @@ def large(
 def revise(
     task: Task,
     search_id: str,
-    node: NodeView,
+    node: NodeView | SelectedNode,
     memory: list[MemoryEntry],
     rules: list[str],
     lessons: list[str],
@@ -83,7 +88,7 @@ def revise(
 def tune(
     task: Task,
     search_id: str,
-    node: NodeView,
+    node: NodeView | SelectedNode,
     memory: list[MemoryEntry],
     rules: list[str],
     lessons: list[str],

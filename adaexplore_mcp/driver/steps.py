@@ -208,8 +208,9 @@ class StepContext:
 
     async def judged(self, step: Step) -> StepRecord:
         """The record of a step whose kernel the judge ruled on; files a failure the server did
-        not file itself in the rule memory (``--memory rules``)."""
-        node = step.node
+        not file itself in the rule memory (``--memory rules``). The step's answer carries the
+        verdict condensed and not the kernel: the run directory keeps both whole."""
+        node = await self.tools.get_node(self.task.search_id, step.node.id)
         result = node.result
         if node.code is not None:
             self.run.write_step_text(self.task.name, self.step, "kernel.py", node.code)

@@ -73,7 +73,9 @@ class AdaExplore(Strategy):
 
     async def step(self, ctx: StepContext) -> Step:
         run = ctx.task
-        selection = await ctx.tools.select_node(run.search_id, ctx.author)
+        selection = await ctx.tools.select_node(
+            run.search_id, ctx.author, context_tokens=ctx.settings.selection_tokens
+        )
         node = selection.node
         ctx.parent_id = node.id
         try:
@@ -90,9 +92,8 @@ class AdaExplore(Strategy):
         ctx.action = "large"
         run = ctx.task
         rules = ctx.rules([hit.text for hit in selection.rules])
-        prompt = prompts.large(
-            run.task, run.search_id, selection.node.id, selection.pool, rules, run.lessons
-        )
+        pool = [entry for entry in selection.pool if entry.code is not None]  # within budget
+        prompt = prompts.large(run.task, run.search_id, selection.node.id, pool, rules, run.lessons)
         code = kernel_from_reply(await ctx.ask("writer", prompt))
         return await ctx.regenerate(code, selection.node.id)
 

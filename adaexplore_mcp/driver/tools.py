@@ -80,7 +80,7 @@ class TreeListing(BaseModel):
     search_id: str
     steps: int
     in_flight: int
-    more: bool = False
+    next_cursor: str | None = None
     nodes: list[TreeRow]
 
 
@@ -112,8 +112,16 @@ class Tools:
     async def start_search(self, task: str, **options: Any) -> SearchInfo:
         return await self.call("start_search", SearchInfo, task=task, **options)
 
-    async def select_node(self, search_id: str, author: str) -> NodeSelection:
-        return await self.call("select_node", NodeSelection, search_id=search_id, author=author)
+    async def select_node(
+        self, search_id: str, author: str, *, context_tokens: int | None = None
+    ) -> NodeSelection:
+        return await self.call(
+            "select_node",
+            NodeSelection,
+            search_id=search_id,
+            author=author,
+            context_tokens=context_tokens,
+        )
 
     async def apply_patch(
         self, search_id: str, node_id: int, edits: list[Edit], *, tokens: int, author: str
@@ -149,12 +157,12 @@ class Tools:
     async def get_tree(self, search_id: str, *, page: int = 1000) -> TreeListing:
         """Every node: the tool answers in pages, the strategies need the whole tree."""
         listing = await self.call("get_tree", TreeListing, search_id=search_id, limit=page)
-        while listing.more:
+        while listing.next_cursor is not None:
             rest = await self.call(
                 "get_tree",
                 TreeListing,
                 search_id=search_id,
-                offset=len(listing.nodes),
+                cursor=listing.next_cursor,
                 limit=page,
             )
             listing = rest.model_copy(update={"nodes": listing.nodes + rest.nodes})
