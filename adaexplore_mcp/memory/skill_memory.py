@@ -29,11 +29,12 @@ from adaexplore_mcp.memory.models import (
 )
 from adaexplore_mcp.memory.retrieval import RuleIndex, within_budget
 from adaexplore_mcp.memory.rule_text import (
+    RuleTerms,
     clean,
     kernel_specific,
-    key_terms,
     normalized,
-    similarity,
+    rule_similarity,
+    rule_terms,
 )
 from adaexplore_mcp.memory.signature import Signature, first_exception_type, signature
 from adaexplore_mcp.store import Store
@@ -60,7 +61,7 @@ class SkillMemory:
         self._distiller = distiller if self.settings.distill_with_llm else None
         self._index = RuleIndex()
         self._index_generation = -1
-        self._terms: dict[str, frozenset[str]] = {}
+        self._terms: dict[str, RuleTerms] = {}
         if self.settings.starter:
             from adaexplore_mcp.memory.starter import install_starter
 
@@ -88,6 +89,11 @@ class SkillMemory:
                 error_type=sig.error_type,
             )
             clustered_rule = repo.rule_of_signature(conn, sig.key) if sig.distinctive else None
+            # Rules this very error already stands under: a given text that shares their words
+            # restates one of them.
+            known = set(repo.rules_of_failure(conn, failure_id)) if duplicate else set()
+            if clustered_rule is not None:
+                known.add(clustered_rule)
             examples = repo.cluster(conn, sig.key) if supplied is None else []
 
         if duplicate and supplied is None:
@@ -125,7 +131,7 @@ class SkillMemory:
                 ),
             )
         specific = kernel_specific(text, report.code)
-        target = await self._merge_target(text)
+        target = await self._merge_target(text, known)
         with self._store.connect() as conn:
             rule_id, created = self._place(conn, text, provenance, specific, target)
         return self._file(
@@ -293,14 +299,20 @@ class SkillMemory:
 
     # -- placing a rule ------------------------------------------------------------------------
 
-    async def _merge_target(self, text: str) -> int | None:
-        """The existing rule ``text`` repeats: an exact or close lexical match, else one of the
-        near matches the model calls the same prohibition."""
+    async def _merge_target(self, text: str, known: set[int] = frozenset()) -> int | None:
+        """The existing rule ``text`` repeats: an exact or close lexical match; else a near
+        match among ``known``, the rules the failure's own error already stands under; else
+        one of the near matches the model calls the same prohibition."""
         with self._store.connect() as conn:
             rows = repo.rule_texts(conn)
         ranked = self._ranked_matches(text, rows)
         if ranked and ranked[0][0] >= self.settings.merge_similarity:
             return ranked[0][1]
+        # Earlier failures of this very error are filed under a known rule: that evidence is
+        # what the model would be asked for, so shared words are enough.
+        for score, rule_id, _existing in ranked:
+            if rule_id in known and score >= self.settings.judge_similarity:
+                return rule_id
         if self._distiller is None:
             return None
         for score, rule_id, existing in ranked[:_JUDGED_CANDIDATES]:
@@ -324,23 +336,23 @@ class SkillMemory:
         self, text: str, rows: list[tuple[int, str, str]]
     ) -> list[tuple[float, int, str]]:
         exact = normalized(text)
-        terms = self._key_terms(text)
+        terms = self._rule_terms(text)
         ranked = []
         for rule_id, existing, _status in rows:
             score = (
                 1.0
                 if normalized(existing) == exact
-                else similarity(terms, self._key_terms(existing))
+                else rule_similarity(terms, self._rule_terms(existing))
             )
             if score > 0:
                 ranked.append((score, rule_id, existing))
         ranked.sort(key=lambda item: (-item[0], item[1]))
         return ranked
 
-    def _key_terms(self, text: str) -> frozenset[str]:
+    def _rule_terms(self, text: str) -> RuleTerms:
         terms = self._terms.get(text)
         if terms is None:
-            terms = self._terms[text] = key_terms(text)
+            terms = self._terms[text] = rule_terms(text)
         return terms
 
     def _place(
