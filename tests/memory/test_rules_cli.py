@@ -4,7 +4,9 @@ import json
 
 from tests.conftest import run_cli
 
-RULE = "You cannot print from a @triton.jit kernel with Python's print; use tl.device_print instead."
+RULE = (
+    "You cannot print from a @triton.jit kernel with Python's print; use tl.device_print instead."
+)
 
 
 def rules(home, *args, stdin=None):
