@@ -16,12 +16,14 @@ import sqlite3
 from collections.abc import Mapping
 
 from adaexplore_mcp.config import MemorySettings, Settings
+from adaexplore_mcp.memory import outcomes
 from adaexplore_mcp.memory import repository as repo
 from adaexplore_mcp.memory.distiller import Distiller, FailureExample
 from adaexplore_mcp.memory.models import (
     AddFailureResult,
     Failure,
     FailureReport,
+    Outcome,
     Provenance,
     Rule,
     RulesAnswer,
@@ -43,6 +45,7 @@ log = logging.getLogger(__name__)
 
 # Rules the model is asked to compare a new rule with, best lexical matches first.
 _JUDGED_CANDIDATES = 3
+_NO_MODEL = "no model distils rules here; pass rule='You cannot …' to file it under one"
 
 
 class UnknownRule(LookupError):
@@ -74,7 +77,8 @@ class SkillMemory:
     # -- failures ------------------------------------------------------------------------------
 
     async def add_failure(self, report: FailureReport, rule: str | None = None) -> AddFailureResult:
-        """Records a failure and files it under a rule (see the module's docstring).
+        """Records a failure and files it under a rule (see the module's docstring); the
+        result's outcome says what this call changed.
 
         ``rule``, when given, must be one sentence starting "You cannot" (``RuleTextError``
         otherwise, and nothing is stored)."""
@@ -89,99 +93,60 @@ class SkillMemory:
                 error_type=sig.error_type,
             )
             clustered_rule = repo.rule_of_signature(conn, sig.key) if sig.distinctive else None
-            # Rules this very error already stands under: a given text that shares their words
-            # restates one of them.
-            known = set(repo.rules_of_failure(conn, failure_id)) if duplicate else set()
-            if clustered_rule is not None:
-                known.add(clustered_rule)
+            linked = repo.rules_of_failure(conn, failure_id) if duplicate else []
+            if duplicate and supplied is None:
+                current = repo.get_rule(conn, linked[0]) if linked else None
+                return outcomes.already_filed(failure_id, sig, current, restated=False)
             examples = repo.cluster(conn, sig.key) if supplied is None else []
-
-        if duplicate and supplied is None:
-            with self._store.connect() as conn:
-                rule_ids = repo.rules_of_failure(conn, failure_id)
-            current = self.rule(rule_ids[0]) if rule_ids else None
-            return AddFailureResult(
-                failure_id=failure_id,
-                signature=sig.key,
-                duplicate=True,
-                outcome="duplicate",
-                rule=current,
-                message="This kernel already failed this way on this task; nothing new recorded.",
-            )
+        # Rules this very error already stands under: a given text that shares their words
+        # restates one of them.
+        known = set(linked) | ({clustered_rule} if clustered_rule is not None else set())
 
         if supplied is None and clustered_rule is not None:
-            return self._file(failure_id, sig, clustered_rule, outcome="clustered")
+            return self._file(failure_id, sig, clustered_rule, "clustered", duplicate=duplicate)
 
-        text, provenance = supplied, Provenance.AGENT
+        text, provenance, why_none = supplied, Provenance.AGENT, _NO_MODEL
         if text is None and self._distiller is not None:
-            text, provenance = await self._distil(examples), Provenance.LLM
+            text, why_none = await self._distil(examples)
+            provenance = Provenance.LLM
         if text is None:
-            return AddFailureResult(
-                failure_id=failure_id,
-                signature=sig.key,
-                duplicate=duplicate,
-                outcome="no_rule",
-                message=(
-                    "Failure recorded without a rule"
-                    + (
-                        ": the model found no prohibited action in it."
-                        if self._distiller is not None
-                        else "; pass rule='You cannot …' to file it under one."
-                    )
-                ),
-            )
+            return outcomes.unfiled(failure_id, sig, duplicate=duplicate, why=why_none)
         specific = kernel_specific(text, report.code)
         target = await self._merge_target(text, known)
         with self._store.connect() as conn:
-            rule_id, created = self._place(conn, text, provenance, specific, target)
-        return self._file(
-            failure_id,
-            sig,
-            rule_id,
-            outcome="new_rule" if created else "merged",
-            duplicate=duplicate,
-        )
+            rule_id, placed = self._place(conn, text, provenance, specific, target)
+        return self._file(failure_id, sig, rule_id, placed, duplicate=duplicate)
 
     def _file(
-        self,
-        failure_id: int,
-        sig: Signature,
-        rule_id: int,
-        *,
-        outcome: str,
-        duplicate: bool = False,
+        self, failure_id: int, sig: Signature, rule_id: int, outcome: Outcome, *, duplicate: bool
     ) -> AddFailureResult:
         """Links the failure, and its signature's unfiled repeats, to a rule; promotes it."""
         with self._store.connect() as conn:
+            # Only a duplicate can already be linked: then this call changed nothing.
+            already = rule_id in repo.rules_of_failure(conn, failure_id)
             failure_ids = {failure_id}
             if sig.distinctive:
                 failure_ids |= set(repo.unlinked_failures(conn, sig.key))
-            repo.link(conn, rule_id, sorted(failure_ids))
+            added = repo.link(conn, rule_id, sorted(failure_ids))
             activated = repo.promote_if_supported(conn, rule_id, self.threshold)
-            repo.touch(conn, [rule_id])
+            if added or activated:
+                repo.touch(conn, [rule_id])
             rule = repo.get_rule(conn, rule_id)
         assert rule is not None
-        verb = {
-            "new_rule": "filed under a new",
-            "merged": "merged into",
-            "clustered": "clustered with earlier failures of the same signature under",
-        }[outcome]
-        state = (
-            "now active"
-            if activated
-            else f"{rule.status}, {rule.support_tasks}/{self.threshold} tasks"
-        )
-        return AddFailureResult(
-            failure_id=failure_id,
-            signature=sig.key,
+        if already:
+            return outcomes.already_filed(failure_id, sig, rule, restated=outcome != "clustered")
+        return outcomes.filed(
+            failure_id,
+            sig,
+            rule,
+            outcome=outcome,
             duplicate=duplicate,
-            outcome=outcome,  # type: ignore[arg-type]
-            rule=rule,
             activated=activated,
-            message=f"Failure {verb} rule {rule.id} ({state}): {rule.text}",
+            threshold=self.threshold,
         )
 
-    async def _distil(self, rows: list[sqlite3.Row]) -> str | None:
+    async def _distil(self, rows: list[sqlite3.Row]) -> tuple[str | None, str]:
+        """The model's rule for these failures, or None and why there is none."""
         assert self._distiller is not None
         examples = [
             FailureExample(
@@ -197,10 +162,14 @@ class SkillMemory:
             for row in rows
         ]
         try:
-            return await self._distiller.extract_rule(examples)
+            text = await self._distiller.extract_rule(examples)
         except Exception as error:  # the model is optional: a failure must still be recorded
             log.warning("rule distillation failed, failure kept without a rule: %s", error)
-            return None
+            return None, (
+                f"the model could not be asked ({type(error).__name__}: {error}); "
+                "pass rule='You cannot …' to file it under one"
+            )
+        return text, "the model found no prohibited action in it"
 
     # -- rules ---------------------------------------------------------------------------------
 
@@ -219,7 +188,7 @@ class SkillMemory:
         specific = kernel_specific(text)
         with self._store.connect() as conn:
             target = self._lexical_match(conn, text)
-            rule_id, created = self._place(conn, text, provenance, specific, target)
+            rule_id, placed = self._place(conn, text, provenance, specific, target)
             if support is not None:
                 repo.raise_support(conn, rule_id, support)
                 repo.promote_if_supported(conn, rule_id, self.threshold)
@@ -228,7 +197,7 @@ class SkillMemory:
             repo.touch(conn, [rule_id])
             rule = repo.get_rule(conn, rule_id)
         assert rule is not None
-        return rule, created
+        return rule, placed == "new_rule"
 
     def rule(self, rule_id: int) -> Rule:
         with self._store.connect() as conn:
@@ -362,16 +331,17 @@ class SkillMemory:
         provenance: Provenance,
         specific: str | None,
         target: int | None,
-    ) -> tuple[int, bool]:
-        """Inside one transaction: the rule to file under, created unless ``target`` or a rule
-        another process added meanwhile already states it."""
-        existing = repo.rule_by_normalized(conn, normalized(text))
-        if existing is None and target is None:
-            # Another writer may have added a close match since the prefilter ran.
-            existing = self._lexical_match(conn, text)
-        chosen = existing if existing is not None else target
+    ) -> tuple[int, Outcome]:
+        """Inside one transaction: the rule to file under, and how it was found: a rule with
+        the same words (``existing_rule``), ``target`` or a close match another process added
+        meanwhile (``merged``), else one created for ``text`` (``new_rule``)."""
+        same = repo.rule_by_normalized(conn, normalized(text))
+        if same is not None:
+            return same, "existing_rule"
+        # Another writer may have added a close match since the prefilter ran.
+        chosen = target if target is not None else self._lexical_match(conn, text)
         if chosen is not None and repo.get_rule(conn, chosen) is not None:
-            return chosen, False
+            return chosen, "merged"
         if specific:
             log.info("rule kept as a candidate because %s: %s", specific, text)
         rule_id = repo.insert_rule(
@@ -382,7 +352,7 @@ class SkillMemory:
             provenance=provenance,
             kernel_specific=bool(specific),
         )
-        return rule_id, True
+        return rule_id, "new_rule"
 
     @staticmethod
     def _status(conn: sqlite3.Connection, rule_id: int) -> RuleStatus:
