@@ -105,7 +105,8 @@ class RulesAnswer(BaseModel):
 # existing_rule  the rule text is an existing rule's, word for word: the failure supports it;
 # clustered      no text was given: the failure joined the rule its signature's earlier
 #                failures support;
-# no_rule        the failure is recorded under no rule (the message says why);
+# no_rule        the failure is recorded under no rule (the message says why: no text and no
+#                model, the model found none, or a slip, which never makes a rule);
 # duplicate      the same kernel had failed this way on this task, and is already filed under
 #                the rule this call would file it under, if any: nothing changed.
 Outcome = Literal["new_rule", "merged", "existing_rule", "clustered", "no_rule", "duplicate"]
@@ -124,4 +125,10 @@ class AddFailureResult(BaseModel):
     )
     rule: Rule | None = None
     activated: bool = Field(default=False, description="This failure made the rule active.")
+    slip: str | None = Field(
+        default=None,
+        description="Why the failure is a slip of this kernel (a typo, a name it never defines, "
+        "a module that does not exist) rather than a lesson: it is recorded, but makes and "
+        "supports no rule.",
+    )
     message: str = Field(description="What happened, in one sentence.")

@@ -54,6 +54,7 @@ def already_filed(
         duplicate=True,
         outcome="duplicate",
         rule=rule,
+        slip=sig.slip,
         message=f"This kernel already failed this way on this task{where}; nothing new recorded.",
     )
 
@@ -67,6 +68,23 @@ def unfiled(failure_id: int, sig: Signature, *, duplicate: bool, why: str) -> Ad
         duplicate=duplicate,
         outcome="no_rule",
         message=f"{recorded} without a rule: {why}.",
+    )
+
+
+def slipped(failure_id: int, sig: Signature, *, rule_given: bool) -> AddFailureResult:
+    """The failure is a slip of its kernel: recorded, and kept out of every rule."""
+    assert sig.slip is not None
+    dropped = "; the rule given is not stored" if rule_given else ""
+    return AddFailureResult(
+        failure_id=failure_id,
+        signature=sig.key,
+        duplicate=False,
+        outcome="no_rule",
+        slip=sig.slip,
+        message=(
+            f"Failure recorded without a rule: {sig.slip}, a slip in this kernel, not a lesson "
+            f"about Triton or PyTorch{dropped}."
+        ),
     )
 
 

@@ -1,10 +1,12 @@
 """``SkillMemory``: failures in, "You cannot …" rules out.
 
-A failure is stored with its signature. Its rule comes from, in order: the text the agent
-supplied; the rule its signature's earlier failures already support (repeats cluster without a
-model); the configured model. A new rule text merges into an existing rule that states the same
-prohibition (same words, or a close lexical match the model confirms), which raises that rule's
-support; a rule is active once failures on ``threshold`` distinct tasks support it.
+A failure is stored with its signature; a slip of the kernel's own text (``slips``) stops
+there. Its rule comes from, in order: the text the agent supplied; the rule its signature's
+earlier failures already support (repeats cluster without a model); the configured model. A new
+rule text merges into an existing rule that states the same prohibition (same words, a close
+lexical match, a near match to the rule its own error stands under, or one the model confirms),
+which raises that rule's support; a rule is active once failures on ``threshold`` distinct tasks
+support it.
 """
 
 from __future__ import annotations
@@ -94,9 +96,12 @@ class SkillMemory:
             )
             clustered_rule = repo.rule_of_signature(conn, sig.key) if sig.distinctive else None
             linked = repo.rules_of_failure(conn, failure_id) if duplicate else []
-            if duplicate and supplied is None:
+            # A slip never makes or supports a rule, whatever text comes with it.
+            if duplicate and (supplied is None or sig.slip is not None):
                 current = repo.get_rule(conn, linked[0]) if linked else None
                 return outcomes.already_filed(failure_id, sig, current, restated=False)
+            if sig.slip is not None:
+                return outcomes.slipped(failure_id, sig, rule_given=supplied is not None)
             examples = repo.cluster(conn, sig.key) if supplied is None else []
         # Rules this very error already stands under: a given text that shares their words
         # restates one of them.
