@@ -15,7 +15,7 @@ import hashlib
 import json
 import logging
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from adaexplore_mcp.config import MemorySettings, Settings
 from adaexplore_mcp.memory import outcomes
@@ -273,7 +273,7 @@ class SkillMemory:
 
     # -- placing a rule ------------------------------------------------------------------------
 
-    async def _merge_target(self, text: str, known: set[int] = frozenset()) -> int | None:
+    async def _merge_target(self, text: str, known: Collection[int] = ()) -> int | None:
         """The existing rule ``text`` repeats: an exact or close lexical match; else a near
         match among ``known``, the rules the failure's own error already stands under; else
         one of the near matches the model calls the same prohibition."""
