@@ -148,7 +148,12 @@ def register_tools(server: MCPServer, bench: Workbench) -> None:
         merges into it; a rule becomes active (and goes into every prompt) once failures on 3
         distinct tasks support it. Failures of evaluate_kernel, apply_patch and regenerate are
         recorded automatically: call this for failures seen elsewhere, or to give a rule for
-        one. Recording the same kernel's same failure twice adds nothing. Returns the outcome
-        (new_rule, merged, clustered, no_rule, duplicate) and the rule."""
+        one. Recording the same kernel's same failure twice adds nothing, unless the rule you
+        give is one it does not stand under yet. A slip of the kernel's own text (a syntax
+        error, a name it never defines, a misspelt tl./torch. attribute, a module that does not
+        exist) is recorded but makes and supports no rule: the result's slip says why. Returns
+        the outcome (new_rule; merged: your text restates a rule in other words; existing_rule:
+        its very words; clustered: by signature; no_rule; duplicate: nothing changed), the
+        rule and a message."""
         with tool_errors():
             return await bench.add_failure(task, code, error, rule=rule, error_type=error_type)

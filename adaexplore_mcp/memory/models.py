@@ -98,16 +98,37 @@ class RulesAnswer(BaseModel):
         return "\n".join(f"- {hit.text}" for hit in self.rules)
 
 
-Outcome = Literal["new_rule", "merged", "clustered", "no_rule", "duplicate"]
+# What ``add_failure`` did with a failure:
+# new_rule       the rule text was new: a rule was created and the failure filed under it;
+# merged         the rule text restates an existing rule in other words: the failure supports
+#                that rule, whose text stays as it was;
+# existing_rule  the rule text is an existing rule's, word for word: the failure supports it;
+# clustered      no text was given: the failure joined the rule its signature's earlier
+#                failures support;
+# no_rule        the failure is recorded under no rule (the message says why: no text and no
+#                model, the model found none, or a slip, which never makes a rule);
+# duplicate      the same kernel had failed this way on this task, and is already filed under
+#                the rule this call would file it under, if any: nothing changed.
+Outcome = Literal["new_rule", "merged", "existing_rule", "clustered", "no_rule", "duplicate"]
 
 
 class AddFailureResult(BaseModel):
     failure_id: int
     signature: str
     duplicate: bool = Field(
-        description="The same kernel already failed this way on this task: no support added."
+        description="The same kernel had already failed this way on this task, so the failure "
+        "was not stored again; a rule given for it now still files it under that rule."
     )
-    outcome: Outcome
+    outcome: Outcome = Field(
+        description="new_rule, merged (a rewording of an existing rule), existing_rule (its "
+        "very words), clustered (by signature), no_rule, or duplicate (nothing changed)."
+    )
     rule: Rule | None = None
     activated: bool = Field(default=False, description="This failure made the rule active.")
+    slip: str | None = Field(
+        default=None,
+        description="Why the failure is a slip of this kernel (a typo, a name it never defines, "
+        "a module that does not exist) rather than a lesson: it is recorded, but makes and "
+        "supports no rule.",
+    )
     message: str = Field(description="What happened, in one sentence.")

@@ -4,6 +4,7 @@ kernel rather than a mistake anyone can make."""
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 PREFIX = "You cannot"
 MAX_WORDS = 60
@@ -11,6 +12,8 @@ MAX_WORDS = 60
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 _SENTENCE_END = re.compile(r"[.!?](?:\s+|$)")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_DIMENSIONS = re.compile(r"\b([1-9])-?D\b", re.I)
+_MIN_PROHIBITION_TERMS = 3
 
 # Words that carry no part of a prohibition; dropped before comparing two rules.
 STOPWORDS = frozenset(
@@ -76,7 +79,40 @@ def words(text: str) -> list[str]:
 
 def key_terms(text: str) -> frozenset[str]:
     """The words two rules must share to state the same prohibition (light stemming)."""
-    return frozenset(stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1)
+    terms = {stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1}
+    # "1-D" splits into words too short to keep, yet it is what tells "tl.dot on 1-D blocks"
+    # from "tl.dot on 3-D blocks".
+    terms.update(f"{m.group(1)}d" for m in _DIMENSIONS.finditer(text))
+    return frozenset(terms)
+
+
+def prohibition(text: str) -> str:
+    """The part of a rule that states what is forbidden: up to the first ';' outside code.
+    What follows is the remedy, which a restatement of the rule often leaves out."""
+    for match in re.finditer(";", text):
+        if not _inside_code(text, match.start()):
+            return text[: match.start()]
+    return text
+
+
+class RuleTerms(NamedTuple):
+    whole: frozenset[str]
+    prohibition: frozenset[str]
+
+
+def rule_terms(text: str) -> RuleTerms:
+    return RuleTerms(key_terms(text), key_terms(prohibition(text)))
+
+
+def rule_similarity(a: RuleTerms, b: RuleTerms) -> float:
+    """How nearly two rules state the same prohibition: the overlap of their whole texts, or
+    of their prohibitions when that is higher (the same prohibition with different remedies
+    is one rule)."""
+    whole = similarity(a.whole, b.whole)
+    # Two or fewer words ("You cannot use tl.dot; …") do not make a prohibition to compare.
+    if min(len(a.prohibition), len(b.prohibition)) < _MIN_PROHIBITION_TERMS:
+        return whole
+    return max(whole, similarity(a.prohibition, b.prohibition))
 
 
 def normalized(text: str) -> str:

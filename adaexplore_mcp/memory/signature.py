@@ -16,6 +16,8 @@ import re
 
 from pydantic import BaseModel, Field
 
+from adaexplore_mcp.memory.slips import find_slip
+
 # Exception types that only wrap the error that matters.
 _WRAPPERS = frozenset(
     {"CompilationError", "InterpreterError", "TritonError", "CompileTimeAssertionFailure"}
@@ -48,7 +50,13 @@ class Signature(BaseModel, frozen=True):
     text: str = Field(description="The normalized message the key is computed from.")
     distinctive: bool = Field(
         description="Specific enough that equal signatures mean the same mistake (compile and "
-        "runtime errors with a message); wrong results are not."
+        "runtime errors with a message); wrong results and slips are not."
+    )
+    slip: str | None = Field(
+        default=None,
+        description="Why the error is a slip of the kernel's own text (a typo, a name it never "
+        "defines, a module that does not exist; see slips.py), which makes no rule; None when "
+        "it may teach one.",
     )
 
 
@@ -130,14 +138,22 @@ def signature(
     inner_type, body = unwrap(error_type or "Error", message)
     first_line = next((line for line in body.splitlines() if line.strip()), "")
     text = normalize_message(first_line, names)
-    distinctive = kind not in {"incorrect", "timeout"} and len(text.split()) >= 3
+    slip = find_slip(inner_type, body, code)
+    distinctive = slip is None and kind not in {"incorrect", "timeout"} and len(text.split()) >= 3
     # The GPU compiler keeps only the inner message ("at 3:11: … ^ arange's range must be…"),
     # the interpreter keeps its type too (ValueError("arange's range…")): key both on the text.
     wrapped = error_type.rsplit(".", 1)[-1] in _WRAPPERS or inner_type in _WRAPPERS
-    digest = hashlib.sha256(
-        f"{'triton-compile' if wrapped else inner_type}|{text}".encode()
-    ).hexdigest()[:16]
-    return Signature(key=digest, error_type=inner_type, text=text, distinctive=distinctive)
+    # A slip's key is its own: "name 'offz' is not defined" must never share one with the same
+    # message from a kernel that does define the name, whose failure may be filed under a rule.
+    family = "slip" if slip else "triton-compile" if wrapped else inner_type
+    digest = hashlib.sha256(f"{family}|{text}".encode()).hexdigest()[:16]
+    return Signature(
+        key=digest,
+        error_type=inner_type,
+        text=text,
+        distinctive=distinctive,
+        slip=slip.reason if slip else None,
+    )
 
 
 def first_exception_type(text: str) -> str | None:

@@ -1,10 +1,12 @@
 """``SkillMemory``: failures in, "You cannot …" rules out.
 
-A failure is stored with its signature. Its rule comes from, in order: the text the agent
-supplied; the rule its signature's earlier failures already support (repeats cluster without a
-model); the configured model. A new rule text merges into an existing rule that states the same
-prohibition (same words, or a close lexical match the model confirms), which raises that rule's
-support; a rule is active once failures on ``threshold`` distinct tasks support it.
+A failure is stored with its signature; a slip of the kernel's own text (``slips``) stops
+there. Its rule comes from, in order: the text the agent supplied; the rule its signature's
+earlier failures already support (repeats cluster without a model); the configured model. A new
+rule text merges into an existing rule that states the same prohibition (same words, a close
+lexical match, a near match to the rule its own error stands under, or one the model confirms),
+which raises that rule's support; a rule is active once failures on ``threshold`` distinct tasks
+support it.
 """
 
 from __future__ import annotations
@@ -13,15 +15,17 @@ import hashlib
 import json
 import logging
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from adaexplore_mcp.config import MemorySettings, Settings
+from adaexplore_mcp.memory import outcomes
 from adaexplore_mcp.memory import repository as repo
 from adaexplore_mcp.memory.distiller import Distiller, FailureExample
 from adaexplore_mcp.memory.models import (
     AddFailureResult,
     Failure,
     FailureReport,
+    Outcome,
     Provenance,
     Rule,
     RulesAnswer,
@@ -29,11 +33,12 @@ from adaexplore_mcp.memory.models import (
 )
 from adaexplore_mcp.memory.retrieval import RuleIndex, within_budget
 from adaexplore_mcp.memory.rule_text import (
+    RuleTerms,
     clean,
     kernel_specific,
-    key_terms,
     normalized,
-    similarity,
+    rule_similarity,
+    rule_terms,
 )
 from adaexplore_mcp.memory.signature import Signature, first_exception_type, signature
 from adaexplore_mcp.store import Store
@@ -42,6 +47,7 @@ log = logging.getLogger(__name__)
 
 # Rules the model is asked to compare a new rule with, best lexical matches first.
 _JUDGED_CANDIDATES = 3
+_NO_MODEL = "no model distils rules here; pass rule='You cannot …' to file it under one"
 
 
 class UnknownRule(LookupError):
@@ -60,7 +66,7 @@ class SkillMemory:
         self._distiller = distiller if self.settings.distill_with_llm else None
         self._index = RuleIndex()
         self._index_generation = -1
-        self._terms: dict[str, frozenset[str]] = {}
+        self._terms: dict[str, RuleTerms] = {}
         if self.settings.starter:
             from adaexplore_mcp.memory.starter import install_starter
 
@@ -73,7 +79,8 @@ class SkillMemory:
     # -- failures ------------------------------------------------------------------------------
 
     async def add_failure(self, report: FailureReport, rule: str | None = None) -> AddFailureResult:
-        """Records a failure and files it under a rule (see the module's docstring).
+        """Records a failure and files it under a rule (see the module's docstring); the
+        result's outcome says what this call changed.
 
         ``rule``, when given, must be one sentence starting "You cannot" (``RuleTextError``
         otherwise, and nothing is stored)."""
@@ -88,94 +95,63 @@ class SkillMemory:
                 error_type=sig.error_type,
             )
             clustered_rule = repo.rule_of_signature(conn, sig.key) if sig.distinctive else None
+            linked = repo.rules_of_failure(conn, failure_id) if duplicate else []
+            # A slip never makes or supports a rule, whatever text comes with it.
+            if duplicate and (supplied is None or sig.slip is not None):
+                current = repo.get_rule(conn, linked[0]) if linked else None
+                return outcomes.already_filed(failure_id, sig, current, restated=False)
+            if sig.slip is not None:
+                return outcomes.slipped(failure_id, sig, rule_given=supplied is not None)
             examples = repo.cluster(conn, sig.key) if supplied is None else []
-
-        if duplicate and supplied is None:
-            with self._store.connect() as conn:
-                rule_ids = repo.rules_of_failure(conn, failure_id)
-            current = self.rule(rule_ids[0]) if rule_ids else None
-            return AddFailureResult(
-                failure_id=failure_id,
-                signature=sig.key,
-                duplicate=True,
-                outcome="duplicate",
-                rule=current,
-                message="This kernel already failed this way on this task; nothing new recorded.",
-            )
+        # Rules this very error already stands under: a given text that shares their words
+        # restates one of them.
+        known = set(linked) | ({clustered_rule} if clustered_rule is not None else set())
 
         if supplied is None and clustered_rule is not None:
-            return self._file(failure_id, sig, clustered_rule, outcome="clustered")
+            return self._file(failure_id, sig, clustered_rule, "clustered", duplicate=duplicate)
 
-        text, provenance = supplied, Provenance.AGENT
+        text, provenance, why_none = supplied, Provenance.AGENT, _NO_MODEL
         if text is None and self._distiller is not None:
-            text, provenance = await self._distil(examples), Provenance.LLM
+            text, why_none = await self._distil(examples)
+            provenance = Provenance.LLM
         if text is None:
-            return AddFailureResult(
-                failure_id=failure_id,
-                signature=sig.key,
-                duplicate=duplicate,
-                outcome="no_rule",
-                message=(
-                    "Failure recorded without a rule"
-                    + (
-                        ": the model found no prohibited action in it."
-                        if self._distiller is not None
-                        else "; pass rule='You cannot …' to file it under one."
-                    )
-                ),
-            )
+            return outcomes.unfiled(failure_id, sig, duplicate=duplicate, why=why_none)
         specific = kernel_specific(text, report.code)
-        target = await self._merge_target(text)
+        target = await self._merge_target(text, known)
         with self._store.connect() as conn:
-            rule_id, created = self._place(conn, text, provenance, specific, target)
-        return self._file(
-            failure_id,
-            sig,
-            rule_id,
-            outcome="new_rule" if created else "merged",
-            duplicate=duplicate,
-        )
+            rule_id, placed = self._place(conn, text, provenance, specific, target)
+        return self._file(failure_id, sig, rule_id, placed, duplicate=duplicate)
 
     def _file(
-        self,
-        failure_id: int,
-        sig: Signature,
-        rule_id: int,
-        *,
-        outcome: str,
-        duplicate: bool = False,
+        self, failure_id: int, sig: Signature, rule_id: int, outcome: Outcome, *, duplicate: bool
     ) -> AddFailureResult:
         """Links the failure, and its signature's unfiled repeats, to a rule; promotes it."""
         with self._store.connect() as conn:
+            # Only a duplicate can already be linked: then this call changed nothing.
+            already = rule_id in repo.rules_of_failure(conn, failure_id)
             failure_ids = {failure_id}
             if sig.distinctive:
                 failure_ids |= set(repo.unlinked_failures(conn, sig.key))
-            repo.link(conn, rule_id, sorted(failure_ids))
+            added = repo.link(conn, rule_id, sorted(failure_ids))
             activated = repo.promote_if_supported(conn, rule_id, self.threshold)
-            repo.touch(conn, [rule_id])
+            if added or activated:
+                repo.touch(conn, [rule_id])
             rule = repo.get_rule(conn, rule_id)
         assert rule is not None
-        verb = {
-            "new_rule": "filed under a new",
-            "merged": "merged into",
-            "clustered": "clustered with earlier failures of the same signature under",
-        }[outcome]
-        state = (
-            "now active"
-            if activated
-            else f"{rule.status}, {rule.support_tasks}/{self.threshold} tasks"
-        )
-        return AddFailureResult(
-            failure_id=failure_id,
-            signature=sig.key,
+        if already:
+            return outcomes.already_filed(failure_id, sig, rule, restated=outcome != "clustered")
+        return outcomes.filed(
+            failure_id,
+            sig,
+            rule,
+            outcome=outcome,
             duplicate=duplicate,
-            outcome=outcome,  # type: ignore[arg-type]
-            rule=rule,
             activated=activated,
-            message=f"Failure {verb} rule {rule.id} ({state}): {rule.text}",
+            threshold=self.threshold,
         )
 
-    async def _distil(self, rows: list[sqlite3.Row]) -> str | None:
+    async def _distil(self, rows: list[sqlite3.Row]) -> tuple[str | None, str]:
+        """The model's rule for these failures, or None and why there is none."""
         assert self._distiller is not None
         examples = [
             FailureExample(
@@ -191,10 +167,14 @@ class SkillMemory:
             for row in rows
         ]
         try:
-            return await self._distiller.extract_rule(examples)
+            text = await self._distiller.extract_rule(examples)
         except Exception as error:  # the model is optional: a failure must still be recorded
             log.warning("rule distillation failed, failure kept without a rule: %s", error)
-            return None
+            return None, (
+                f"the model could not be asked ({type(error).__name__}: {error}); "
+                "pass rule='You cannot …' to file it under one"
+            )
+        return text, "the model found no prohibited action in it"
 
     # -- rules ---------------------------------------------------------------------------------
 
@@ -213,7 +193,7 @@ class SkillMemory:
         specific = kernel_specific(text)
         with self._store.connect() as conn:
             target = self._lexical_match(conn, text)
-            rule_id, created = self._place(conn, text, provenance, specific, target)
+            rule_id, placed = self._place(conn, text, provenance, specific, target)
             if support is not None:
                 repo.raise_support(conn, rule_id, support)
                 repo.promote_if_supported(conn, rule_id, self.threshold)
@@ -222,7 +202,7 @@ class SkillMemory:
             repo.touch(conn, [rule_id])
             rule = repo.get_rule(conn, rule_id)
         assert rule is not None
-        return rule, created
+        return rule, placed == "new_rule"
 
     def rule(self, rule_id: int) -> Rule:
         with self._store.connect() as conn:
@@ -293,14 +273,20 @@ class SkillMemory:
 
     # -- placing a rule ------------------------------------------------------------------------
 
-    async def _merge_target(self, text: str) -> int | None:
-        """The existing rule ``text`` repeats: an exact or close lexical match, else one of the
-        near matches the model calls the same prohibition."""
+    async def _merge_target(self, text: str, known: Collection[int] = ()) -> int | None:
+        """The existing rule ``text`` repeats: an exact or close lexical match; else a near
+        match among ``known``, the rules the failure's own error already stands under; else
+        one of the near matches the model calls the same prohibition."""
         with self._store.connect() as conn:
             rows = repo.rule_texts(conn)
         ranked = self._ranked_matches(text, rows)
         if ranked and ranked[0][0] >= self.settings.merge_similarity:
             return ranked[0][1]
+        # Earlier failures of this very error are filed under a known rule: that evidence is
+        # what the model would be asked for, so shared words are enough.
+        for score, rule_id, _existing in ranked:
+            if rule_id in known and score >= self.settings.judge_similarity:
+                return rule_id
         if self._distiller is None:
             return None
         for score, rule_id, existing in ranked[:_JUDGED_CANDIDATES]:
@@ -324,23 +310,23 @@ class SkillMemory:
         self, text: str, rows: list[tuple[int, str, str]]
     ) -> list[tuple[float, int, str]]:
         exact = normalized(text)
-        terms = self._key_terms(text)
+        terms = self._rule_terms(text)
         ranked = []
         for rule_id, existing, _status in rows:
             score = (
                 1.0
                 if normalized(existing) == exact
-                else similarity(terms, self._key_terms(existing))
+                else rule_similarity(terms, self._rule_terms(existing))
             )
             if score > 0:
                 ranked.append((score, rule_id, existing))
         ranked.sort(key=lambda item: (-item[0], item[1]))
         return ranked
 
-    def _key_terms(self, text: str) -> frozenset[str]:
+    def _rule_terms(self, text: str) -> RuleTerms:
         terms = self._terms.get(text)
         if terms is None:
-            terms = self._terms[text] = key_terms(text)
+            terms = self._terms[text] = rule_terms(text)
         return terms
 
     def _place(
@@ -350,16 +336,17 @@ class SkillMemory:
         provenance: Provenance,
         specific: str | None,
         target: int | None,
-    ) -> tuple[int, bool]:
-        """Inside one transaction: the rule to file under, created unless ``target`` or a rule
-        another process added meanwhile already states it."""
-        existing = repo.rule_by_normalized(conn, normalized(text))
-        if existing is None and target is None:
-            # Another writer may have added a close match since the prefilter ran.
-            existing = self._lexical_match(conn, text)
-        chosen = existing if existing is not None else target
+    ) -> tuple[int, Outcome]:
+        """Inside one transaction: the rule to file under, and how it was found: a rule with
+        the same words (``existing_rule``), ``target`` or a close match another process added
+        meanwhile (``merged``), else one created for ``text`` (``new_rule``)."""
+        same = repo.rule_by_normalized(conn, normalized(text))
+        if same is not None:
+            return same, "existing_rule"
+        # Another writer may have added a close match since the prefilter ran.
+        chosen = target if target is not None else self._lexical_match(conn, text)
         if chosen is not None and repo.get_rule(conn, chosen) is not None:
-            return chosen, False
+            return chosen, "merged"
         if specific:
             log.info("rule kept as a candidate because %s: %s", specific, text)
         rule_id = repo.insert_rule(
@@ -370,7 +357,7 @@ class SkillMemory:
             provenance=provenance,
             kernel_specific=bool(specific),
         )
-        return rule_id, True
+        return rule_id, "new_rule"
 
     @staticmethod
     def _status(conn: sqlite3.Connection, rule_id: int) -> RuleStatus:

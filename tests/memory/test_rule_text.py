@@ -1,7 +1,13 @@
 import pytest
 
 from adaexplore_mcp.memory import RuleTextError, parse_rule
-from adaexplore_mcp.memory.rule_text import clean, kernel_specific, key_terms, similarity
+from adaexplore_mcp.memory.rule_text import (
+    clean,
+    kernel_specific,
+    key_terms,
+    prohibition,
+    similarity,
+)
 
 
 def test_clean_accepts_one_sentence_with_code_and_adds_the_period():
@@ -84,3 +90,13 @@ def test_similarity_ignores_stopwords_case_and_plurals():
     b = key_terms("You cannot call a torch function inside Triton kernels!")
     assert similarity(a, b) == 1.0
     assert similarity(a, key_terms("You cannot use tl.dot on small blocks.")) == 0.0
+
+
+def test_a_rules_prohibition_ends_at_the_first_semicolon_outside_code():
+    assert prohibition("You cannot use `a; b` here; do c.") == "You cannot use `a; b` here"
+    assert prohibition("You cannot do it.") == "You cannot do it."
+
+
+def test_dimensions_are_key_terms():
+    assert {"1d"} <= key_terms("You cannot call tl.dot on 1-D blocks.")
+    assert "3d" in key_terms("batched 3D operands")

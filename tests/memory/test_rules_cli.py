@@ -4,7 +4,9 @@ import json
 
 from tests.conftest import run_cli
 
-RULE = "You cannot call torch functions inside a @triton.jit kernel; use tl.* operations instead."
+RULE = (
+    "You cannot print from a @triton.jit kernel with Python's print; use tl.device_print instead."
+)
 
 
 def rules(home, *args, stdin=None):
@@ -25,8 +27,11 @@ def test_add_list_show_retire_and_failures(tmp_path):
     shown = rules(home, "show", str(rule_id))
     assert shown.returncode == 0 and "manual" in shown.stdout and RULE in shown.stdout
 
-    again = rules(home, "add", RULE.replace("functions", "function"))
+    again = rules(home, "add", RULE.replace("Python's print", "Python print"))
     assert f"already there as rule {rule_id}" in again.stdout
+    # The starter rule's prohibition with another remedy is the starter rule.
+    starter = rules(home, "add", "You cannot call torch functions inside a @triton.jit kernel.")
+    assert "already there as rule" in starter.stdout
 
     assert rules(home, "retire", str(rule_id)).returncode == 0
     active = [json.loads(line)["id"] for line in rules(home, "list", "--json").stdout.splitlines()]

@@ -87,12 +87,12 @@ def test_a_near_match_merges_only_when_the_model_calls_it_the_same(tmp_path):
 def test_without_a_model_near_matches_stay_separate_rules(memory):
     add(
         memory,
-        FailureReport(task="a", code="", error="E: 1 2 3"),
+        FailureReport(task="a", code="", error="ValueError: first unrelated error"),
         "You cannot use tl.arange with a range that is not a power of two.",
     )
     other = add(
         memory,
-        FailureReport(task="b", code="", error="E: 4 5 6"),
+        FailureReport(task="b", code="", error="TypeError: second unrelated error"),
         "You cannot give tl.arange a length that is not a power of 2; round up and mask.",
     )
     assert other.outcome == "new_rule"
