@@ -5,6 +5,9 @@ weights only ever adds a hint to an incorrect verdict."""
 from __future__ import annotations
 
 import textwrap
+from importlib import resources
+
+import pytest
 
 from adaexplore_mcp.judge import Status
 from adaexplore_mcp.judge.trusted.weights import hint
@@ -209,3 +212,11 @@ def test_a_long_list_is_cut_and_a_partial_comparison_said():
     new = prints(*(tensor(f"p{i}", float(i) + 0.5) for i in range(6)))
     text = hint(model, new)
     assert "(the first 6 of Model's 100 compared)" in text and "; and 2 more." in text
+
+
+@pytest.mark.parametrize("name", ["small_step", "large_step", "refine"])
+def test_the_prompts_that_ask_for_a_kernel_state_the_contract(name):
+    text = " ".join(
+        (resources.files("adaexplore_mcp") / "prompts" / f"{name}.txt").read_text().split()
+    )
+    assert "The judge builds `ModelNew` after the reference's seed and copies no weights" in text
