@@ -6,12 +6,14 @@ the candidate's description is its own word and only ever adds a hint to a wrong
 from __future__ import annotations
 
 import re
+from itertools import islice
 from typing import Any
 
 import torch
 
 from adaexplore_mcp.judge.wire.subject import MAX_PRINTS, TensorPrint, WeightPrint
 
+_LISTED = 1 << 16  # tensors counted at most, of each kind
 _CHUNK = 1 << 24  # elements summed at a time: a float64 copy of a huge weight would not fit
 
 
@@ -22,8 +24,9 @@ def fingerprint(model: Any) -> WeightPrint | None:
         return None
     try:
         with torch.no_grad():
-            named = [(name, tensor, False) for name, tensor in model.named_parameters()]
-            named += [(name, tensor, True) for name, tensor in model.named_buffers()]
+            # bounded: user code may list its tensors without end
+            named = [(n, t, False) for n, t in islice(model.named_parameters(), _LISTED)]
+            named += [(n, t, True) for n, t in islice(model.named_buffers(), _LISTED)]
             listed = [entry for entry in named if isinstance(entry[1], torch.Tensor)]
             sums = [_sums(tensor) for _, tensor, _ in listed[:MAX_PRINTS]]
         tensors = [
