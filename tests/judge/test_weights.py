@@ -184,6 +184,8 @@ def test_nothing_to_say_without_model_weights_or_either_account():
     assert hint(prints(), some) == ""
     assert hint(some, None) == "" and hint(None, some) == ""
     assert hint(some, some) == ""
+    unset = prints(tensor("weight", float("nan")))  # Model's torch.empty: no values to compare
+    assert hint(unset, some) == "" and HINT in hint(some, unset)
 
 
 def test_a_weight_kept_in_another_layout_is_the_same_weight():
