@@ -29,6 +29,7 @@ from adaexplore_mcp.judge.subject.server import (
     flatten,
     payload_of,
 )
+from adaexplore_mcp.judge.subject.weights import fingerprint
 from adaexplore_mcp.judge.wire.frames import Channel
 from adaexplore_mcp.judge.wire.jobs import ChildJob
 from adaexplore_mcp.judge.wire.subject import (
@@ -102,7 +103,7 @@ class Candidate:
         except BaseException as exc:
             raise UserCodeError(describe_exception(exc, KERNEL_FILE), self._signals()) from None
         self.models[request.variant] = model
-        return BuildAnswer(), b""
+        return BuildAnswer(weights=fingerprint(model)), b""
 
     def _signals(self) -> Signals:
         assert self.monitor is not None

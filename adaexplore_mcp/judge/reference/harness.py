@@ -22,6 +22,7 @@ from adaexplore_mcp.judge.subject.server import (
     flatten,
     payload_of,
 )
+from adaexplore_mcp.judge.subject.weights import fingerprint
 from adaexplore_mcp.judge.wire.frames import Channel
 from adaexplore_mcp.judge.wire.jobs import ChildJob
 from adaexplore_mcp.judge.wire.subject import (
@@ -88,7 +89,10 @@ class Reference:
         self.models[request.variant] = model
         self.compiled.pop(request.variant, None)
         specs, answer_payload = self.codec.encode(init)
-        return BuildAnswer(init=specs, parameter_bytes=parameter_bytes(model)), answer_payload
+        answer = BuildAnswer(
+            init=specs, parameter_bytes=parameter_bytes(model), weights=fingerprint(model)
+        )
+        return answer, answer_payload
 
     def inputs(self, request: InputsRequest, payload: bytes) -> tuple[Answer, bytes]:
         values = self.task.inputs(request.variant, request.overrides, request.seed)

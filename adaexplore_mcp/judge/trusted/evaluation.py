@@ -33,7 +33,7 @@ from adaexplore_mcp.judge.result import (
     TimingDetail,
     kernel_hash,
 )
-from adaexplore_mcp.judge.trusted import integrity
+from adaexplore_mcp.judge.trusted import integrity, weights
 from adaexplore_mcp.judge.trusted.common import (
     Verdict,
     ask_task,
@@ -65,6 +65,7 @@ from adaexplore_mcp.judge.wire.subject import (
     SetsRequest,
     SubjectError,
     ValuesAnswer,
+    WeightPrint,
 )
 from adaexplore_mcp.tasks import ShapeVariant
 
@@ -103,6 +104,7 @@ class Evaluation:
         self._calls_on: dict[str, int] = {}
         self._earlier: dict[str, list[Any]] = {}
         self.parameter_bytes: dict[str, int] = {}
+        self.weights: dict[str, tuple[WeightPrint | None, WeightPrint | None]] = {}
         self.profile_main: Profile | None = None
         self.kernel_s = 0.0
         self.guarded = job.integrity.enabled
@@ -177,9 +179,10 @@ class Evaluation:
         self.parameter_bytes[variant.name] = built.parameter_bytes
         specs, offered, _ = self.candidate.offer(init)
         try:
-            self.candidate.ask(
+            new, _ = self.candidate.ask(
                 request.model_copy(update={"init": specs}), offered, expect=BuildAnswer
             )
+            self.weights[variant.describe()] = (built.weights, new.weights)
         except SubjectFailed as failure:
             if self.guarded:
                 integrity.first_signals(failure.answer.signals)
@@ -377,7 +380,10 @@ class Evaluation:
 
     def _incorrect(self, mismatch: Mismatch):
         self.correctness.mismatch = mismatch
-        raise Verdict(self._result(Status.INCORRECT, messages.incorrect(mismatch)))
+        text = messages.incorrect(mismatch)
+        if mismatch.kind != "input_modified":  # other weights explain wrong outputs, not this
+            text += weights.hint(*self.weights.get(mismatch.variant, (None, None)))
+        raise Verdict(self._result(Status.INCORRECT, text))
 
     def _result(self, status: Status, message: str, **fields: Any) -> EvalResult:
         return EvalResult(

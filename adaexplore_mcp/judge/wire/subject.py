@@ -225,10 +225,36 @@ class ReadyAnswer(_Message):
     python: str = ""
 
 
+MAX_PRINTS = 64
+
+
+class TensorPrint(_Message):
+    """One parameter or buffer as built: enough to tell whether two modules built the same
+    weights, without sending them. Sums are in float64 over the flattened tensor."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.]{1,200}$")
+    buffer: bool = False
+    shape: list[Annotated[int, Field(ge=0)]] = Field(max_length=16)
+    dtype: str = Field(pattern=r"^[a-z0-9_]{1,32}$")
+    sum: float
+    sum_sq: float
+
+
+class WeightPrint(_Message):
+    """A module's parameters, then its buffers, in the order the module lists them (the order
+    they were registered in), the first ``MAX_PRINTS`` of ``count``."""
+
+    tensors: list[TensorPrint] = Field(max_length=MAX_PRINTS)
+    count: int = Field(ge=0)
+
+
 class BuildAnswer(_Message):
     kind: Literal["built"] = "built"
     init: list[Value] | None = None
     parameter_bytes: int = 0
+    weights: WeightPrint | None = Field(
+        default=None, description="None where the module's tensors could not be described."
+    )
 
 
 class ValuesAnswer(_Message):
