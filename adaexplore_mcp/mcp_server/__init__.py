@@ -1,6 +1,7 @@
 """The MCP server: the domain packages as MCP tools, resources and prompts, over stdio or
 streamable HTTP. ``docs/mcp.md`` describes every tool."""
 
+from adaexplore_mcp.mcp_server.error_codes import ErrorCode, ErrorInfo, ErrorPayload
 from adaexplore_mcp.mcp_server.http import HttpServer, http_app
 from adaexplore_mcp.mcp_server.models import (
     Evaluation,
@@ -23,6 +24,9 @@ from adaexplore_mcp.mcp_server.server import build_server
 from adaexplore_mcp.mcp_server.workbench import Workbench
 
 __all__ = [
+    "ErrorCode",
+    "ErrorInfo",
+    "ErrorPayload",
     "Evaluation",
     "Health",
     "HttpServer",
