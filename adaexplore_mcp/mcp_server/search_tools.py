@@ -18,7 +18,6 @@ from adaexplore_mcp.mcp_server.arguments import (
     Tokens,
     tool,
 )
-from adaexplore_mcp.mcp_server.errors import tool_errors
 from adaexplore_mcp.mcp_server.models import (
     NodeSelection,
     Released,
@@ -95,23 +94,21 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         usage, best node so far). Then loop until the budget is spent: select_node, then the
         step it asks for (apply_patch or regenerate); finally best_kernel. Several agents may
         work on one search at once."""
-        with tool_errors():
-            return bench.start_search(
-                task,
-                max_steps=max_steps,
-                max_wall_s=max_wall_s,
-                max_tokens=max_tokens,
-                seed=seed,
-                label=label,
-                precision=precision,
-            )
+        return bench.start_search(
+            task,
+            max_steps=max_steps,
+            max_wall_s=max_wall_s,
+            max_tokens=max_tokens,
+            seed=seed,
+            label=label,
+            precision=precision,
+        )
 
     @tool(server, "List searches", read_only=True, idempotent=True)
     async def list_searches(task: TaskFilter = None, limit: SearchLimit = 20) -> SearchList:
         """The searches in this server's store, newest first, with their task, budget, usage
         and best node. Use it to find a search id again."""
-        with tool_errors():
-            return bench.list_searches(task=task, limit=limit)
+        return bench.list_searches(task=task, limit=limit)
 
     @tool(server, "Select a node", read_only=False, idempotent=False)
     async def select_node(search_id: SearchId, author: Author = None) -> NodeSelection:
@@ -123,8 +120,7 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         rules are the active memory rules relevant to this node. The node is reserved for you
         (other agents get other nodes) until you take the step, call release, or the lease
         expires. Fails when the budget is spent: then call best_kernel."""
-        with tool_errors():
-            return bench.select_node(search_id, author=author)
+        return bench.select_node(search_id, author=author)
 
     @tool(server, "Apply a patch (small step)", read_only=False, idempotent=False)
     async def apply_patch(
@@ -143,19 +139,18 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         (node.result), whether it is the best so far, the budget used, and memory (compile and
         runtime errors are recorded in the rule memory automatically). Reports progress;
         cancelling stops the evaluation and records nothing."""
-        with tool_errors():
-            return await with_progress(
-                ctx,
-                lambda on_progress: bench.apply_patch(
-                    search_id,
-                    node_id,
-                    patches,
-                    note=note,
-                    tokens=tokens,
-                    author=author,
-                    on_progress=on_progress,
-                ),
-            )
+        return await with_progress(
+            ctx,
+            lambda on_progress: bench.apply_patch(
+                search_id,
+                node_id,
+                patches,
+                note=note,
+                tokens=tokens,
+                author=author,
+                on_progress=on_progress,
+            ),
+        )
 
     @tool(server, "Regenerate (large step)", read_only=False, idempotent=False)
     async def regenerate(
@@ -172,26 +167,24 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         pool select_node showed, not as a copy with small changes. Returns the new node with
         the judge's full result, whether it is the best so far, the budget used, and memory.
         Reports progress; cancelling stops the evaluation and records nothing."""
-        with tool_errors():
-            return await with_progress(
-                ctx,
-                lambda on_progress: bench.regenerate(
-                    search_id,
-                    code,
-                    node_id,
-                    note=note,
-                    tokens=tokens,
-                    author=author,
-                    on_progress=on_progress,
-                ),
-            )
+        return await with_progress(
+            ctx,
+            lambda on_progress: bench.regenerate(
+                search_id,
+                code,
+                node_id,
+                note=note,
+                tokens=tokens,
+                author=author,
+                on_progress=on_progress,
+            ),
+        )
 
     @tool(server, "Release a node", read_only=False, idempotent=True)
     async def release(search_id: SearchId, node_id: NodeId) -> Released:
         """Give back a node select_node reserved for you when you will not take its step, so
         the search stops counting it against the budget and other agents can get it."""
-        with tool_errors():
-            return bench.release(search_id, node_id)
+        return bench.release(search_id, node_id)
 
     @tool(server, "Get the tree", read_only=True, idempotent=True)
     async def get_tree(
@@ -202,15 +195,13 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         budget). Large trees come in pages: nodes offset..offset+limit-1, with node_count
         telling how many there are. get_node gives one node's code, edits and full judge
         result; the resource search://{search_id}/tree has every field of every node."""
-        with tool_errors():
-            return TreeListing.of(bench.get_tree(search_id), offset=offset, limit=limit)
+        return TreeListing.of(bench.get_tree(search_id), offset=offset, limit=limit)
 
     @tool(server, "Get a node", read_only=True, idempotent=True)
     async def get_node(search_id: SearchId, node_id: NodeId) -> NodeView:
         """One node with everything recorded about it: its kernel (code; None for the root),
         the edits that made it, the judge's full result, its reward and statistics."""
-        with tool_errors():
-            return bench.get_node(search_id, node_id)
+        return bench.get_node(search_id, node_id)
 
     @tool(server, "Best kernel", read_only=False, idempotent=False)
     async def best_kernel(search_id: SearchId, ctx: Context, remeasure: bool = False) -> BestKernel:
@@ -218,15 +209,14 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         correct yet), chosen by the median runtime over every measurement of the top
         candidates. remeasure=true first evaluates each candidate a few more times (stored;
         reports progress), so one lucky timing cannot win and flaky kernels are ruled out."""
-        with tool_errors():
-            planned = bench.remeasurements(search_id) if remeasure else 0
-            return await with_progress(
-                ctx,
-                lambda on_progress: bench.best_kernel(
-                    search_id, remeasure=remeasure, on_progress=on_progress
-                ),
-                evaluations=max(planned, 1),
-            )
+        planned = bench.remeasurements(search_id) if remeasure else 0
+        return await with_progress(
+            ctx,
+            lambda on_progress: bench.best_kernel(
+                search_id, remeasure=remeasure, on_progress=on_progress
+            ),
+            evaluations=max(planned, 1),
+        )
 
     @tool(server, "Fork a search", read_only=False, idempotent=False)
     async def fork(
@@ -235,5 +225,4 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         """A new search holding the path from the root to a node plus the node's whole subtree
         (renumbered), with a fresh budget: to continue from a good node when a search's budget
         is spent. forked_from.copied_as is the node's id in the new search."""
-        with tool_errors():
-            return bench.fork(search_id, node_id, max_steps=max_steps, label=label)
+        return bench.fork(search_id, node_id, max_steps=max_steps, label=label)

@@ -9,7 +9,6 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from adaexplore_mcp.mcp_server.arguments import Code, PrecisionArg, TaskRef, tool
-from adaexplore_mcp.mcp_server.errors import tool_errors
 from adaexplore_mcp.mcp_server.models import Evaluation, TaskDetail, TaskList
 from adaexplore_mcp.mcp_server.progress import with_progress
 from adaexplore_mcp.mcp_server.workbench import Workbench
@@ -82,8 +81,7 @@ def register_tools(server: MCPServer, bench: Workbench) -> None:
         small on the CPU interpreter, odd sizes always) and its content hash. Read it before
         writing a kernel: ModelNew must take Model's __init__ arguments and give forward's
         outputs with the same shapes and dtypes."""
-        with tool_errors():
-            return bench.get_task(task)
+        return bench.get_task(task)
 
     @tool(server, "Evaluate a kernel", read_only=False, idempotent=False)
     async def evaluate_kernel(
@@ -104,13 +102,12 @@ def register_tools(server: MCPServer, bench: Workbench) -> None:
         automatically. Takes seconds to minutes and reports progress (queued, compiling,
         checking, timing); cancelling stops the evaluation. Inside a search use apply_patch or
         regenerate instead, so the kernel becomes a node of the tree."""
-        with tool_errors():
-            return await with_progress(
-                ctx,
-                lambda on_progress: bench.evaluate(
-                    task, code, timeout_s=timeout_s, on_progress=on_progress, precision=precision
-                ),
-            )
+        return await with_progress(
+            ctx,
+            lambda on_progress: bench.evaluate(
+                task, code, timeout_s=timeout_s, on_progress=on_progress, precision=precision
+            ),
+        )
 
     @tool(server, "Get rules", read_only=True, idempotent=True)
     async def get_rules(
@@ -121,8 +118,7 @@ def register_tools(server: MCPServer, bench: Workbench) -> None:
         or a whole kernel) the most relevant rules come first; with a task, rules seen failing
         on it get a bonus. Read them before writing a kernel. select_node already includes the
         rules relevant to the node it returns."""
-        with tool_errors():
-            return bench.get_rules(query=query, task=task, limit=limit)
+        return bench.get_rules(query=query, task=task, limit=limit)
 
     @tool(server, "Record a failure", read_only=False, idempotent=True)
     async def add_failure(
@@ -141,5 +137,4 @@ def register_tools(server: MCPServer, bench: Workbench) -> None:
         recorded automatically: call this for failures seen elsewhere, or to give a rule for
         one. Recording the same kernel's same failure twice adds nothing. Returns the outcome
         (new_rule, merged, clustered, no_rule, duplicate) and the rule."""
-        with tool_errors():
-            return await bench.add_failure(task, code, error, rule=rule, error_type=error_type)
+        return await bench.add_failure(task, code, error, rule=rule, error_type=error_type)
