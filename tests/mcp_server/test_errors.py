@@ -5,6 +5,7 @@ transport)."""
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,7 +24,7 @@ from adaexplore_mcp.judge import (
     QueueFull,
     Status,
 )
-from adaexplore_mcp.mcp_server import ErrorInfo, ErrorPayload, Workbench, build_server
+from adaexplore_mcp.mcp_server import ErrorCode, ErrorInfo, ErrorPayload, Workbench, build_server
 from adaexplore_mcp.mcp_server.errors import error_of
 from adaexplore_mcp.memory import RuleTextError, UnknownRule
 from adaexplore_mcp.prompts import PromptNotFound
@@ -267,6 +268,14 @@ def test_every_domain_exception_has_one_code() -> None:
         assert error is not None and error.code == code, exc
         assert str(exc) in error.message
     assert error_of(RuntimeError("a bug")) is None and error_of(KeyError("x")) is None
+
+
+def test_every_code_is_documented() -> None:
+    """docs/mcp.md's table of error codes has one row per code, and no other rows."""
+    doc = (Path(__file__).parents[2] / "docs" / "mcp.md").read_text(encoding="utf-8")
+    section = doc.split("### Error codes\n", 1)[1].split("\n#", 1)[0]
+    rows = re.findall(r"^\| `([a-z_]+)` \|", section, re.M)
+    assert sorted(rows) == sorted(ErrorCode) and len(rows) == len(set(rows))
 
 
 async def test_a_bug_gives_the_generic_text_and_no_traceback(tmp_path: Path) -> None:
