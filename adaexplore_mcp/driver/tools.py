@@ -2,8 +2,8 @@
 
 The driver reaches the search, the judge and the memory only through an MCP client (in-process
 here, so the autonomous loop runs exactly the code an external agent calls). A tool error
-arrives as text; the few kinds the driver acts on are recognised by the words the server's
-``mcp_server/errors.py`` and the search engine's errors put first.
+carries a code (docs/mcp.md, "Error codes"); the few kinds the driver acts on are told apart by
+that code alone, so rewording a message changes nothing here.
 """
 
 from __future__ import annotations
@@ -12,25 +12,33 @@ import asyncio
 from typing import Any, TypeVar
 
 from mcp import Client
-from pydantic import BaseModel
+from mcp.types import CallToolResult
+from pydantic import BaseModel, ValidationError
 
-from adaexplore_mcp.mcp_server import NodeSelection, Released, Step, TaskDetail
+from adaexplore_mcp.mcp_server import (
+    ErrorCode,
+    ErrorInfo,
+    ErrorPayload,
+    NodeSelection,
+    Released,
+    Step,
+    TaskDetail,
+)
 from adaexplore_mcp.memory import AddFailureResult, RulesAnswer
 from adaexplore_mcp.search_engine import BestKernel, Edit, NodeView, SearchInfo
 
 M = TypeVar("M", bound=BaseModel)
 
-# what the server prefixes to a tool error's message
-_PREFIX = "Error executing tool "
-
 
 class ToolFailed(Exception):
-    """A tool answered with an error; the message is the server's, for the model or the user."""
+    """A tool answered with an error; the message is the server's, for the model or the user.
+    ``code`` is None for an error without one: a bug in the server."""
 
-    def __init__(self, tool: str, message: str) -> None:
+    def __init__(self, tool: str, message: str, code: ErrorCode | None = None) -> None:
         super().__init__(message)
         self.tool = tool
         self.message = message
+        self.code = code
 
 
 class PatchRefused(ToolFailed):
@@ -49,19 +57,31 @@ class BudgetSpent(ToolFailed):
     """The search's own step budget is spent."""
 
 
-def _classify(tool: str, message: str) -> ToolFailed:
-    if message.startswith("the judge's queue is full"):
-        return QueueFull(tool, message)
-    if message.startswith(("the judge is unavailable", "the judge could not produce")):
-        return JudgeDown(tool, message)
-    if tool == "apply_patch" and (
-        message.startswith("the patch was not applied")
-        or message.startswith("the edits leave the kernel unchanged")
-    ):
-        return PatchRefused(tool, message)
-    if " budget is spent " in message:
-        return BudgetSpent(tool, message)
-    return ToolFailed(tool, message)
+_KINDS: dict[ErrorCode, type[ToolFailed]] = {
+    ErrorCode.QUEUE_FULL: QueueFull,
+    ErrorCode.JUDGE_UNAVAILABLE: JudgeDown,
+    ErrorCode.JUDGE_FAILED: JudgeDown,
+    ErrorCode.PATCH_NOT_APPLIED: PatchRefused,
+    ErrorCode.NO_CHANGE: PatchRefused,
+    ErrorCode.BUDGET_SPENT: BudgetSpent,
+}
+
+
+def _classify(tool: str, result: CallToolResult) -> ToolFailed:
+    """The failure an error result stands for, told by its code: from the structured content,
+    else from the text (a client in between may have kept only the text)."""
+    text = "".join(getattr(block, "text", "") for block in result.content)
+    error = _payload(result.structured_content) or ErrorInfo.from_text(text)
+    if error is None:  # no code (a bug in the server), or one this driver does not know
+        return ToolFailed(tool, text)
+    return _KINDS.get(error.code, ToolFailed)(tool, error.message, error.code)
+
+
+def _payload(structured: dict[str, Any] | None) -> ErrorInfo | None:
+    try:
+        return ErrorPayload.model_validate(structured).error
+    except ValidationError:
+        return None
 
 
 class TreeRow(BaseModel):
@@ -97,10 +117,7 @@ class Tools:
             result = await self._client.call_tool(tool, arguments)
             if not result.is_error:
                 return model.model_validate(result.structured_content)
-            text = "".join(getattr(block, "text", "") for block in result.content)
-            if text.startswith(_PREFIX):
-                text = text.split(": ", 1)[1] if ": " in text else text
-            failure = _classify(tool, text)
+            failure = _classify(tool, result)
             if not isinstance(failure, QueueFull) or attempt == self._queue_full_retries:
                 raise failure
             await asyncio.sleep(min(2.0 * 2**attempt, 30.0))  # the message says: wait and retry

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from adaexplore_mcp.mcp_server.answers import NextCall, NodeBrief, Step, Verdict
+from adaexplore_mcp.mcp_server.error_codes import ErrorCode, ErrorInfo, ErrorPayload
 from adaexplore_mcp.mcp_server.listing import SearchList, SearchRow, TreeListing, TreeRow
 from adaexplore_mcp.mcp_server.models import (
     Evaluation,
@@ -40,6 +41,9 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ErrorCode",
+    "ErrorInfo",
+    "ErrorPayload",
     "Evaluation",
     "Health",
     "HttpServer",

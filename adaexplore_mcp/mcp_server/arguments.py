@@ -1,5 +1,6 @@
 """The tools' argument types, with the bounds and descriptions a client's model sees in the
-input schemas, and the decorator that registers a tool with every annotation spelled out."""
+input schemas, and the decorator that registers a tool with every annotation spelled out and
+its errors coded."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from adaexplore_mcp.config import Precision
+from adaexplore_mcp.mcp_server.errors import coded_errors
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -93,7 +95,9 @@ def tool(
 ) -> Callable[[F], F]:
     """Registers the decorated function as a tool. Every hint is set explicitly, because
     clients assume the worst of a hint left out: none of these tools deletes or overwrites
-    anything, and none reaches beyond the server's own judge and store."""
+    anything, and none reaches beyond the server's own judge and store. The errors a caller
+    can act on come back with their code (``errors.coded_errors``), so a tool's body just
+    raises the domain's exceptions."""
 
     def register(fn: F) -> F:
         hints = ToolAnnotations(
@@ -103,7 +107,7 @@ def tool(
             idempotent_hint=idempotent,
             open_world_hint=open_world,
         )
-        server.add_tool(fn, title=title, description=describe(fn), annotations=hints)
+        server.add_tool(coded_errors(fn), title=title, description=describe(fn), annotations=hints)
         return fn
 
     return register

@@ -6,12 +6,11 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.prompts import Prompt
-from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS
 from pydantic import Field
 
 from adaexplore_mcp.mcp_server.arguments import describe
-from adaexplore_mcp.mcp_server.errors import prompt_errors
+from adaexplore_mcp.mcp_server.error_codes import ErrorCode
+from adaexplore_mcp.mcp_server.errors import prompt_errors, protocol_error
 from adaexplore_mcp.mcp_server.prompting import AnswerWith as AnswerMode
 from adaexplore_mcp.mcp_server.prompting import extract_rule_prompt
 from adaexplore_mcp.mcp_server.workbench import Workbench
@@ -32,15 +31,18 @@ AnswerWith = Annotated[
 
 def _node(node_id: str) -> int:
     if not node_id.strip().isdigit():
-        raise MCPError(
-            INVALID_PARAMS, f"node_id must be a node's number (0 is the root), not {node_id!r}"
+        raise protocol_error(
+            ErrorCode.INVALID_ARGUMENTS,
+            f"node_id must be a node's number (0 is the root), not {node_id!r}",
         )
     return int(node_id)
 
 
 def _mode(answer_with: str) -> AnswerMode:
     if answer_with not in ("tool", "text"):
-        raise MCPError(INVALID_PARAMS, f"answer_with is 'tool' or 'text', not {answer_with!r}")
+        raise protocol_error(
+            ErrorCode.INVALID_ARGUMENTS, f"answer_with is 'tool' or 'text', not {answer_with!r}"
+        )
     return answer_with  # type: ignore[return-value]
 
 
@@ -52,8 +54,8 @@ class _Prompt(Prompt):
         required = {arg.name for arg in self.arguments or [] if arg.required}
         missing = sorted(required - set(arguments or {}))
         if missing:
-            raise MCPError(
-                INVALID_PARAMS,
+            raise protocol_error(
+                ErrorCode.INVALID_ARGUMENTS,
                 f"prompt {self.name} needs the arguments {', '.join(missing)} "
                 f"(it takes {', '.join(arg.name for arg in self.arguments or [])})",
             )

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 
-from adaexplore_mcp.mcp_server.errors import resource_errors
+from adaexplore_mcp.mcp_server.error_codes import ErrorCode
+from adaexplore_mcp.mcp_server.errors import protocol_error, resource_errors
 from adaexplore_mcp.mcp_server.workbench import Workbench
 from adaexplore_mcp.memory import RuleStatus
 
@@ -39,7 +39,7 @@ def register_resources(server: MCPServer, bench: Workbench) -> None:
         mime_type="application/json",
     )
     async def search_tree(search_id: str) -> str:
-        with resource_errors():
+        with resource_errors(f"search://{search_id}/tree"):
             return bench.searches.get_tree(search_id).model_dump_json(indent=2)
 
     @server.resource(
@@ -50,14 +50,21 @@ def register_resources(server: MCPServer, bench: Workbench) -> None:
         mime_type="text/x-python",
     )
     async def kernel(search_id: str, node_id: str) -> str:
+        uri = f"kernel://{search_id}/{node_id}"
         if not node_id.isdigit():
-            raise ResourceNotFoundError(f"node ids are numbers (0 is the root), not {node_id!r}")
-        with resource_errors():
+            raise protocol_error(
+                ErrorCode.INVALID_ARGUMENTS,
+                f"node ids are numbers (0 is the root), not {node_id!r}",
+                uri=uri,
+            )
+        with resource_errors(uri):
             node = bench.searches.get_node(search_id, int(node_id))
         if node.code is None:
-            raise ResourceNotFoundError(
+            raise protocol_error(
+                ErrorCode.NO_KERNEL,
                 f"node {node_id} of search {search_id!r} is the root: it holds no kernel; "
-                "the task's reference is task://<name>"
+                "the task's reference is task://<name>",
+                uri=uri,
             )
         return node.code
 
@@ -70,5 +77,5 @@ def register_resources(server: MCPServer, bench: Workbench) -> None:
         mime_type="text/x-python",
     )
     async def task(name: str) -> str:
-        with resource_errors():
+        with resource_errors(f"task://{name}"):
             return bench.task(name).source

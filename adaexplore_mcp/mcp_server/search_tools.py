@@ -20,7 +20,6 @@ from adaexplore_mcp.mcp_server.arguments import (
     tool,
 )
 from adaexplore_mcp.mcp_server.clients import holder_of
-from adaexplore_mcp.mcp_server.errors import tool_errors
 from adaexplore_mcp.mcp_server.listing import SearchList, TreeListing
 from adaexplore_mcp.mcp_server.models import Released
 from adaexplore_mcp.mcp_server.progress import with_progress
@@ -104,16 +103,15 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         usage, best node so far). Then loop until the budget is spent: select_node, then the
         step it asks for (apply_patch or regenerate); finally best_kernel. Several agents may
         work on one search at once."""
-        with tool_errors():
-            return bench.searches.start_search(
-                task,
-                max_steps=max_steps,
-                max_wall_s=max_wall_s,
-                max_tokens=max_tokens,
-                seed=seed,
-                label=label,
-                precision=precision,
-            )
+        return bench.searches.start_search(
+            task,
+            max_steps=max_steps,
+            max_wall_s=max_wall_s,
+            max_tokens=max_tokens,
+            seed=seed,
+            label=label,
+            precision=precision,
+        )
 
     @tool(server, "List searches", read_only=True, idempotent=True)
     async def list_searches(
@@ -122,8 +120,7 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         """The searches in this server's store, newest first, a row each (task, label, nodes,
         best node and speedup, steps of the budget), in pages (next_cursor). Use it to find a
         search id again."""
-        with tool_errors():
-            return bench.searches.list_searches(task=task, limit=limit, cursor=cursor)
+        return bench.searches.list_searches(task=task, limit=limit, cursor=cursor)
 
     @tool(server, "Select a node", read_only=False, idempotent=False)
     async def select_node(
@@ -142,13 +139,12 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         step, call release, or the lease expires; selecting again gives your previous
         selection back (one per client and author), and leases lists every reservation.
         Fails when the budget is spent: then call best_kernel."""
-        with tool_errors():
-            return bench.searches.select_node(
-                search_id,
-                author=author,
-                holder=holder_of(ctx, bench.searches.release_holder),
-                context_tokens=context_tokens,
-            )
+        return bench.searches.select_node(
+            search_id,
+            author=author,
+            holder=holder_of(ctx, bench.searches.release_holder),
+            context_tokens=context_tokens,
+        )
 
     @tool(server, "Apply a patch (small step)", read_only=False, idempotent=False)
     async def apply_patch(
@@ -170,21 +166,20 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         evaluated again (reused). Reports progress at least every 5 s; the evaluation goes on
         and is recorded if the request is cancelled or times out, and the same call sent again
         joins it."""
-        with tool_errors():
-            return await with_progress(
-                ctx,
-                lambda on_progress: bench.searches.apply_patch(
-                    search_id,
-                    node_id,
-                    patches,
-                    note=note,
-                    tokens=tokens,
-                    author=author,
-                    holder=holder_of(ctx, bench.searches.release_holder),
-                    on_progress=on_progress,
-                ),
-                interval_s=bench.settings.mcp.progress_interval_s,
-            )
+        return await with_progress(
+            ctx,
+            lambda on_progress: bench.searches.apply_patch(
+                search_id,
+                node_id,
+                patches,
+                note=note,
+                tokens=tokens,
+                author=author,
+                holder=holder_of(ctx, bench.searches.release_holder),
+                on_progress=on_progress,
+            ),
+            interval_s=bench.settings.mcp.progress_interval_s,
+        )
 
     @tool(server, "Regenerate (large step)", read_only=False, idempotent=False)
     async def regenerate(
@@ -204,31 +199,29 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         not evaluated again (reused). Reports progress at least every 5 s; the evaluation goes
         on and is recorded if the request is cancelled or times out, and the same call sent
         again joins it."""
-        with tool_errors():
-            return await with_progress(
-                ctx,
-                lambda on_progress: bench.searches.regenerate(
-                    search_id,
-                    code,
-                    node_id,
-                    note=note,
-                    tokens=tokens,
-                    author=author,
-                    holder=holder_of(ctx, bench.searches.release_holder),
-                    on_progress=on_progress,
-                ),
-                interval_s=bench.settings.mcp.progress_interval_s,
-            )
+        return await with_progress(
+            ctx,
+            lambda on_progress: bench.searches.regenerate(
+                search_id,
+                code,
+                node_id,
+                note=note,
+                tokens=tokens,
+                author=author,
+                holder=holder_of(ctx, bench.searches.release_holder),
+                on_progress=on_progress,
+            ),
+            interval_s=bench.settings.mcp.progress_interval_s,
+        )
 
     @tool(server, "Release a node", read_only=False, idempotent=True)
     async def release(search_id: SearchId, node_id: NodeId, ctx: Context) -> Released:
         """Give back a node select_node reserved for you when you will not take its step, so
         the search stops counting it against the budget and other agents can get it (a client
         that disconnects gives back all of its reservations)."""
-        with tool_errors():
-            return bench.searches.release(
-                search_id, node_id, holder=holder_of(ctx, bench.searches.release_holder)
-            )
+        return bench.searches.release(
+            search_id, node_id, holder=holder_of(ctx, bench.searches.release_holder)
+        )
 
     @tool(server, "Get the tree", read_only=True, idempotent=True)
     async def get_tree(
@@ -239,20 +232,18 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         budget) and leases (who holds which node, and until when). Large trees come in pages
         (next_cursor). get_node gives one node's code, edits and full judge result; the
         resource search://{search_id}/tree has every field of every node."""
-        with tool_errors():
-            return bench.searches.tree_listing(
-                search_id,
-                holder=holder_of(ctx, bench.searches.release_holder),
-                limit=limit,
-                cursor=cursor,
-            )
+        return bench.searches.tree_listing(
+            search_id,
+            holder=holder_of(ctx, bench.searches.release_holder),
+            limit=limit,
+            cursor=cursor,
+        )
 
     @tool(server, "Get a node", read_only=True, idempotent=True)
     async def get_node(search_id: SearchId, node_id: NodeId) -> NodeView:
         """One node with everything recorded about it: its kernel (code; None for the root),
         the edits that made it, the judge's full result, its reward and statistics."""
-        with tool_errors():
-            return bench.searches.get_node(search_id, node_id)
+        return bench.searches.get_node(search_id, node_id)
 
     @tool(server, "Best kernel", read_only=False, idempotent=False)
     async def best_kernel(search_id: SearchId, ctx: Context, remeasure: bool = False) -> BestKernel:
@@ -260,16 +251,15 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         correct yet), chosen by the median runtime over every measurement of the top
         candidates. remeasure=true first evaluates each candidate a few more times (stored;
         reports progress), so one lucky timing cannot win and flaky kernels are ruled out."""
-        with tool_errors():
-            planned = bench.searches.remeasurements(search_id) if remeasure else 0
-            return await with_progress(
-                ctx,
-                lambda on_progress: bench.searches.best_kernel(
-                    search_id, remeasure=remeasure, on_progress=on_progress
-                ),
-                evaluations=max(planned, 1),
-                interval_s=bench.settings.mcp.progress_interval_s,
-            )
+        planned = bench.searches.remeasurements(search_id) if remeasure else 0
+        return await with_progress(
+            ctx,
+            lambda on_progress: bench.searches.best_kernel(
+                search_id, remeasure=remeasure, on_progress=on_progress
+            ),
+            evaluations=max(planned, 1),
+            interval_s=bench.settings.mcp.progress_interval_s,
+        )
 
     @tool(server, "Fork a search", read_only=False, idempotent=False)
     async def fork(
@@ -278,5 +268,4 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         """A new search holding the path from the root to a node plus the node's whole subtree
         (renumbered), with a fresh budget: to continue from a good node when a search's budget
         is spent. forked_from.copied_as is the node's id in the new search."""
-        with tool_errors():
-            return bench.searches.fork(search_id, node_id, max_steps=max_steps, label=label)
+        return bench.searches.fork(search_id, node_id, max_steps=max_steps, label=label)

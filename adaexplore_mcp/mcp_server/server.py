@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from mcp.server.mcpserver import MCPServer
 
 import adaexplore_mcp
+from adaexplore_mcp.mcp_server.errors import CodedServer
 from adaexplore_mcp.mcp_server.prompt_handlers import register_prompts
 from adaexplore_mcp.mcp_server.resources import register_resources
 from adaexplore_mcp.mcp_server.search_tools import register_search_tools
@@ -50,7 +51,7 @@ def build_server(workbench: Workbench, *, close_on_shutdown: bool = True) -> MCP
             if close_on_shutdown:
                 await workbench.close()
 
-    server = MCPServer(
+    server = CodedServer(
         NAME,
         title="adaexplore-mcp",
         description="Optimize GPU Triton kernels with the AdaExplore method.",

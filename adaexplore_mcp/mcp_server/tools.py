@@ -9,7 +9,6 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from adaexplore_mcp.mcp_server.arguments import Code, PrecisionArg, TaskRef, tool
-from adaexplore_mcp.mcp_server.errors import tool_errors
 from adaexplore_mcp.mcp_server.models import Evaluation, RulesPage, TaskDetail, TaskList
 from adaexplore_mcp.mcp_server.progress import with_progress
 from adaexplore_mcp.mcp_server.workbench import Workbench
@@ -78,8 +77,7 @@ def register_tools(server: MCPServer, bench: Workbench) -> None:
         in pages (next_cursor). Use it to pick a task; get_task gives the reference source.
         Wherever a tool asks for a task, the path of any KernelBench-format task file works
         too."""
-        with tool_errors():
-            return bench.list_tasks(level, limit=limit, cursor=cursor)
+        return bench.list_tasks(level, limit=limit, cursor=cursor)
 
     @tool(server, "Get a task", read_only=True, idempotent=True)
     async def get_task(task: TaskRef) -> TaskDetail:
@@ -89,8 +87,7 @@ def register_tools(server: MCPServer, bench: Workbench) -> None:
         writing a kernel: ModelNew must take Model's __init__ arguments and give forward's
         outputs with the same shapes and dtypes. The judge builds ModelNew with Model's seed and
         copies no weights: create the same parameters in the same order and shapes."""
-        with tool_errors():
-            return bench.get_task(task)
+        return bench.get_task(task)
 
     @tool(server, "Evaluate a kernel", read_only=False, idempotent=False)
     async def evaluate_kernel(
@@ -112,14 +109,13 @@ def register_tools(server: MCPServer, bench: Workbench) -> None:
         evaluation does not stop when the request is cancelled or times out: sending the same
         kernel again joins it. Inside a search use apply_patch or regenerate instead, so the
         kernel becomes a node of the tree."""
-        with tool_errors():
-            return await with_progress(
-                ctx,
-                lambda on_progress: bench.evaluate(
-                    task, code, timeout_s=timeout_s, on_progress=on_progress, precision=precision
-                ),
-                interval_s=bench.settings.mcp.progress_interval_s,
-            )
+        return await with_progress(
+            ctx,
+            lambda on_progress: bench.evaluate(
+                task, code, timeout_s=timeout_s, on_progress=on_progress, precision=precision
+            ),
+            interval_s=bench.settings.mcp.progress_interval_s,
+        )
 
     @tool(server, "Get rules", read_only=True, idempotent=True)
     async def get_rules(
@@ -130,8 +126,7 @@ def register_tools(server: MCPServer, bench: Workbench) -> None:
         or a whole kernel) the most relevant rules come first; with a task, rules seen failing
         on it get a bonus. In pages (next_cursor). Read them before writing a kernel.
         select_node already includes the rules most relevant to the node it returns."""
-        with tool_errors():
-            return bench.get_rules(query=query, task=task, limit=limit, cursor=cursor)
+        return bench.get_rules(query=query, task=task, limit=limit, cursor=cursor)
 
     @tool(server, "Record a failure", read_only=False, idempotent=True)
     async def add_failure(
@@ -155,5 +150,4 @@ def register_tools(server: MCPServer, bench: Workbench) -> None:
         the outcome (new_rule; merged: your text restates a rule in other words; existing_rule:
         its very words; clustered: by signature; no_rule; duplicate: nothing changed), the
         rule and a message."""
-        with tool_errors():
-            return await bench.add_failure(task, code, error, rule=rule, error_type=error_type)
+        return await bench.add_failure(task, code, error, rule=rule, error_type=error_type)

@@ -90,18 +90,24 @@ class EditFailure(BaseModel):
 class PatchError(SearchError):
     """No edit was applied, no node was created and no evaluation was spent."""
 
-    def __init__(self, failures: list[EditFailure]) -> None:
+    def __init__(self, failures: list[EditFailure], text: str | None = None) -> None:
         self.failures = failures
-        if not failures:
-            text = (
-                "the edits leave the kernel unchanged (no node created, nothing evaluated); "
-                "change something, or take a large step with regenerate"
-            )
-        else:
-            text = (
-                "the patch was not applied (no node created, nothing evaluated):\n"
-                + "\n".join(f.describe() for f in failures)
-                + "\nEdits apply in order; each old_str must match the kernel exactly once "
-                "(trailing whitespace is ignored). get_node shows the current code."
-            )
-        super().__init__(text)
+        super().__init__(
+            text
+            or "the patch was not applied (no node created, nothing evaluated):\n"
+            + "\n".join(f.describe() for f in failures)
+            + "\nEdits apply in order; each old_str must match the kernel exactly once "
+            "(trailing whitespace is ignored). get_node shows the current code."
+        )
+
+
+class NoChange(PatchError):
+    """Every edit applied, but together they leave the kernel as it was: a case of its own,
+    because the fix is to change something, not to quote the kernel better."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            [],
+            "the edits leave the kernel unchanged (no node created, nothing evaluated); "
+            "change something, or take a large step with regenerate",
+        )

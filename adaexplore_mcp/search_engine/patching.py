@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 
-from adaexplore_mcp.search_engine.errors import EditFailure, NumberedLine, PatchError
+from adaexplore_mcp.search_engine.errors import EditFailure, NoChange, NumberedLine, PatchError
 from adaexplore_mcp.search_engine.models import Edit
 
 _TRAILING = " \t\r"
@@ -21,7 +21,8 @@ _CLOSEST_WINDOW = 6  # lines of old_str compared against the kernel when it is n
 
 
 def apply_edits(code: str, edits: Sequence[Edit]) -> str:
-    """The kernel with every edit applied in order, or ``PatchError`` naming each failed edit."""
+    """The kernel with every edit applied in order; ``PatchError`` naming each failed edit, or
+    ``NoChange`` when the edits apply but change nothing."""
     failures: list[EditFailure] = []
     text = code
     for index, edit in enumerate(edits):
@@ -35,8 +36,10 @@ def apply_edits(code: str, edits: Sequence[Edit]) -> str:
         assert span is not None
         start, end = span
         text = text[:start] + edit.new_str + text[end:]
-    if failures or text == code:
+    if failures:
         raise PatchError(failures)
+    if text == code:
+        raise NoChange()
     return text
 
 

@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from adaexplore_mcp.search_engine import Edit, InvalidStep, PatchError, apply_edits
+from adaexplore_mcp.search_engine import Edit, InvalidStep, NoChange, PatchError, apply_edits
 from tests.search_engine.fakes import kernel, toy_task
 
 CODE = """import triton
@@ -95,9 +95,9 @@ def test_every_failing_edit_is_reported_and_nothing_is_applied():
 
 
 def test_a_patch_that_changes_nothing_is_refused():
-    with pytest.raises(PatchError, match="unchanged"):
+    with pytest.raises(NoChange, match="unchanged"):
         apply_edits(CODE, [Edit(old_str="x + y", new_str="x + y")])
-    with pytest.raises(PatchError, match="unchanged"):
+    with pytest.raises(NoChange, match="unchanged"):
         apply_edits(CODE, [])
 
 
