@@ -1,32 +1,45 @@
-"""The ``adaexplore-mcp`` command line. Every command is a thin call into the packages."""
+"""The ``adaexplore-mcp`` command line. Every command is a thin call into the packages.
 
-import typer
+``main`` is the entry point. ``serve`` is the command an MCP client starts and then waits on
+for ``initialize``, so it is built alone, without importing every other command (the driver,
+the reports, the judge service's client).
+"""
 
-from adaexplore_mcp.cli import judge, rules, tasks
-from adaexplore_mcp.cli.adapt import adapt_command
-from adaexplore_mcp.cli.demo import demo_command
-from adaexplore_mcp.cli.drive import drive_command
-from adaexplore_mcp.cli.evaluate import eval_command
-from adaexplore_mcp.cli.reeval import reeval_command
-from adaexplore_mcp.cli.report import report_command
-from adaexplore_mcp.cli.serve import serve_command
-from adaexplore_mcp.cli.stats import stats_command
+from __future__ import annotations
 
-app = typer.Typer(
-    help="Optimize GPU kernels with the AdaExplore method: MCP server, judge and driver.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-)
-app.command("eval")(eval_command)
-app.command("serve")(serve_command)
-app.command("drive")(drive_command)
-app.command("demo")(demo_command)
-app.command("stats")(stats_command)
-app.command("reeval")(reeval_command)
-app.command("report")(report_command)
-app.command("adapt")(adapt_command)
-app.add_typer(tasks.app, name="tasks")
-app.add_typer(judge.app, name="judge")
-app.add_typer(rules.app, name="rules")
+import sys
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["app"]
+if TYPE_CHECKING:
+    import typer
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["serve"]:
+        _serve_only()()
+    else:
+        from adaexplore_mcp.cli.app import app
+
+        app()
+
+
+def _serve_only() -> typer.Typer:
+    import typer
+
+    from adaexplore_mcp.cli.serve import serve_command
+
+    app = typer.Typer(pretty_exceptions_enable=False, add_completion=False)
+    app.command("serve")(serve_command)
+    app.callback()(lambda: None)  # keeps "serve" a subcommand, as in the whole app
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        from adaexplore_mcp.cli.app import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["app", "main"]

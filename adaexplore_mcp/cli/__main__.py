@@ -1,3 +1,3 @@
-from adaexplore_mcp.cli import app
+from adaexplore_mcp.cli import main
 
-app()
+main()

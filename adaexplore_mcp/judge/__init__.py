@@ -6,6 +6,8 @@ verdict (``docs/integrity.md``). Candidate code never runs in the calling proces
 this package does not import torch.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from adaexplore_mcp.judge.checks import Check
 from adaexplore_mcp.judge.interface import Judge, open_judge
 from adaexplore_mcp.judge.outcomes import JudgeError
@@ -28,7 +30,19 @@ from adaexplore_mcp.judge.result import (
     Status,
     TimingDetail,
 )
-from adaexplore_mcp.judge.service.client import RemoteJudge
+
+if TYPE_CHECKING:
+    from adaexplore_mcp.judge.service.client import RemoteJudge
+
+
+def __getattr__(name: str) -> Any:
+    # the judge service's client (httpx) is imported by who talks to a judge service
+    if name == "RemoteJudge":
+        from adaexplore_mcp.judge.service.client import RemoteJudge
+
+        return RemoteJudge
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Baseline",
