@@ -166,7 +166,10 @@ class SearchEngine(Stepping):
                 leases.give_back_earlier(conn, search_id, holder, author)
             held = leases.active(conn, search_id, now)
             budgets.check(record, len(held), now)
-            node_id = tree.select([lease.node_id for lease in held], settings)
+            start = 0
+            if record.forked_node is not None:  # a fork continues from the node it was made at
+                start = repo.copy_of(conn, search_id, record.forked_node)
+            node_id = tree.select([lease.node_id for lease in held], settings, start)
             pending_small = sum(
                 1 for lease in held if lease.node_id == node_id and lease.action is Action.SMALL
             )

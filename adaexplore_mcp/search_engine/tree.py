@@ -154,11 +154,12 @@ class Tree:
 
     # -- selection ---------------------------------------------------------------------------
 
-    def select(self, leased: Iterable[int], settings: SearchSettings) -> int:
-        """UCT from the root. At every inner node the expansion option (a new child of this node)
-        competes with its children; a leaf is always expanded. Each outstanding lease adds
-        ``virtual_loss`` visits of reward 0 to its node and the node's ancestors, and counts as
-        a pending child of its node, so concurrent workers spread out."""
+    def select(self, leased: Iterable[int], settings: SearchSettings, start: int = 0) -> int:
+        """UCT from ``start`` (the root, or the node a fork continues from: the path above it is
+        context, not ground to expand). At every inner node the expansion option (a new child of
+        this node) competes with its children; a leaf is always expanded. Each outstanding lease
+        adds ``virtual_loss`` visits of reward 0 to its node and the node's ancestors, and counts
+        as a pending child of its node, so concurrent workers spread out."""
         pending = Counter(leased)
         loss: Counter[int] = Counter()
         for node_id, count in pending.items():
@@ -166,7 +167,7 @@ class Tree:
             for ancestor in self.ancestors(node_id):
                 loss[ancestor] += count
         c = settings.exploration_weight
-        node = self.nodes[0]
+        node = self.nodes[start]
         while node.children:
             n_parent = node.visits + settings.virtual_loss * loss[node.id]
             log_n = math.log(n_parent + 1)

@@ -288,3 +288,16 @@ def test_every_evaluation_of_a_search_uses_its_precision_policy(tmp_path):
     search = engine.start_search(toy_task(), settings=SearchSettings(precision=Precision.TF32))
     asyncio.run(engine.regenerate(search.id, kernel(speed=2.0), node_id=0))
     assert judge.precisions == [Precision.TF32]
+
+
+def test_a_fork_selects_within_the_node_it_continues_from(engine):
+    sid = engine.start_search(toy_task()).id
+    run(engine.regenerate(sid, kernel(speed=1.0)))  # 1
+    run(engine.regenerate(sid, kernel(speed=2.0)))  # 2
+    run(engine.apply_patch(sid, 2, [Edit(old_str="2.0", new_str="3.0")]))  # 3
+    fork = engine.fork(sid, 3, budget=Budget(max_steps=5))
+    start = fork.forked_from.copied_as
+    # the path above the forked node (root and node 2's copy) is context, not ground to expand:
+    # before, the root's expansion option won the first selection
+    for _ in range(3):
+        assert engine.select_node(fork.id).node.id == start
