@@ -109,3 +109,16 @@ def test_tasks_lint_flags_a_bad_task_file(tmp_path):
     proc = cli("tasks", "lint", str(task), "--device", "cpu", home=tmp_path)
     assert proc.returncode == 1
     assert "zeros" in proc.stdout
+
+
+def test_app_is_the_typer_app_after_its_module_was_imported():
+    # The module that builds the app once shared its name: importing it first made
+    # ``from adaexplore_mcp.cli import app`` return the module instead of the app.
+    import importlib
+
+    import typer
+
+    import adaexplore_mcp.cli as cli_package
+
+    importlib.import_module("adaexplore_mcp.cli.commands")
+    assert isinstance(cli_package.app, typer.Typer)

@@ -18,7 +18,7 @@ def main() -> None:
     if sys.argv[1:2] == ["serve"]:
         _serve_only()()
     else:
-        from adaexplore_mcp.cli.app import app
+        from adaexplore_mcp.cli.commands import app
 
         app()
 
@@ -36,7 +36,7 @@ def _serve_only() -> typer.Typer:
 
 def __getattr__(name: str) -> Any:
     if name == "app":
-        from adaexplore_mcp.cli.app import app
+        from adaexplore_mcp.cli.commands import app
 
         return app
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
