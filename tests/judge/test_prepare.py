@@ -1,55 +1,59 @@
-"""Before its job, a set of processes makes its CUDA contexts when its trusted process says so
-(on a GPU it holds the lock shared meanwhile, so no context is made while another evaluation
-times)."""
+"""Before its job, a user-code process makes its CUDA context holding the GPU lock shared (no
+context is made while another evaluation times), lets go of the lock's files before any user
+code could use them, and says it is ready."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import socket
-import threading
-import time
 
-from adaexplore_mcp.judge.trusted.main import prepare
+import pytest
+
+from adaexplore_mcp.judge.trusted.gpulock import GpuLock
 from adaexplore_mcp.judge.wire.frames import Channel
-from adaexplore_mcp.judge.wire.jobs import ChildJob, DevicePrepared, prepare_adapter
-from adaexplore_mcp.judge.worker.processes import prepare_device
-
-TEMPLATE = ChildJob(kind="eval", device="cpu")
+from adaexplore_mcp.judge.wire.jobs import prepared_adapter
+from adaexplore_mcp.judge.worker import processes
 
 
-def _pair() -> tuple[Channel, Channel]:
+def _exclusive_free(base: str) -> bool:
+    fd = os.open(base + ".lock", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+def test_the_context_is_made_under_the_shared_lock_whose_files_are_then_closed(
+    tmp_path, monkeypatch
+):
+    base = str(tmp_path / "gpu0")
+    lock_fds = GpuLock(base).files()
+    seen: list[bool] = []
+
+    def start_device(name: str):
+        seen.append(_exclusive_free(base))  # a timing could not start now
+
+    monkeypatch.setattr("adaexplore_mcp.judge.subject.loading.start_device", start_device)
     ours, theirs = socket.socketpair()
-    return Channel(ours), Channel(theirs)
+    processes.prepare_device(Channel(theirs), "cuda", lock_fds)
+    assert seen == [False]
+    assert _exclusive_free(base)
+    for fd in lock_fds:
+        with pytest.raises(OSError):
+            os.fstat(fd)
+    assert Channel(ours).receive(prepared_adapter, timeout_s=5)[0].kind == "prepared"
 
 
-def test_the_trusted_process_waits_until_every_process_has_its_device():
-    trusted_ends, subject_ends = zip(*(_pair() for _ in range(3)), strict=True)
-    answered: list[float] = []
-
-    def subject(channel: Channel, delay: float) -> None:
-        channel.receive(prepare_adapter, timeout_s=5)
-        time.sleep(delay)
-        answered.append(time.monotonic())
-        channel.send(DevicePrepared())
-
-    threads = [
-        threading.Thread(target=subject, args=(end, 0.1 * i)) for i, end in enumerate(subject_ends)
-    ]
-    for thread in threads:
-        thread.start()
-    prepare(TEMPLATE, dict(zip(("candidate", "task", "calibrator"), trusted_ends, strict=True)))
-    returned = time.monotonic()
-    for thread in threads:
-        thread.join()
-    assert len(answered) == 3 and returned >= max(answered)
-
-
-def test_a_process_that_is_gone_does_not_hold_up_the_others():
-    gone_trusted, gone_subject = _pair()
-    gone_subject.close()
-    trusted_end, subject_end = _pair()
-    thread = threading.Thread(target=prepare_device, args=(subject_end, "cpu"))
-    thread.start()
-    began = time.monotonic()
-    prepare(TEMPLATE, {"candidate": gone_trusted, "task": trusted_end})
-    thread.join(5)
-    assert not thread.is_alive() and time.monotonic() - began < 5
+def test_without_a_lock_the_process_only_makes_its_device(monkeypatch):
+    made: list[str] = []
+    monkeypatch.setattr(
+        "adaexplore_mcp.judge.subject.loading.start_device", lambda name: made.append(name)
+    )
+    ours, theirs = socket.socketpair()
+    processes.prepare_device(Channel(theirs), "cpu", None)
+    assert made == ["cpu"]
+    assert Channel(ours).receive(prepared_adapter, timeout_s=5)[0].kind == "prepared"

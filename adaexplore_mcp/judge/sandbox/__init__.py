@@ -24,6 +24,7 @@ from adaexplore_mcp.judge.sandbox import filesystem, landlock, limits, namespace
 
 SOCKET_FD = 3
 SETUP_FD = 4
+LOCK_FDS = (5, 6)  # the GPU lock's files, only until the process has made its CUDA context
 WORKDIR = "/tmp/adaexplore/work"
 TMPDIR = "/tmp/adaexplore/tmp"
 
@@ -50,6 +51,7 @@ class Spec:
     mounts: bool = True
     required: bool = True
     keep_paths: tuple[str, ...] = field(default_factory=tuple)
+    lock_fds: tuple[int, int] | None = None  # kept as ``LOCK_FDS``
 
 
 def enter(spec: Spec) -> SandboxReport:
@@ -58,9 +60,10 @@ def enter(spec: Spec) -> SandboxReport:
     os.setsid()
     limits.die_with_parent()
     os.umask(0o077)
-    limits.redirect(
-        stdout_fd=spec.output_fd, keep={SOCKET_FD: spec.socket_fd, SETUP_FD: spec.setup_fd}
-    )
+    keep = {SOCKET_FD: spec.socket_fd, SETUP_FD: spec.setup_fd}
+    if spec.lock_fds is not None:
+        keep.update(zip(LOCK_FDS, spec.lock_fds, strict=True))
+    limits.redirect(stdout_fd=spec.output_fd, keep=keep)
     report = SandboxReport(processes_allowed=spec.allow_processes)
 
     namespaces.set_dumpable(True)  # writing its own uid_map needs it; set back below
@@ -96,7 +99,7 @@ def enter(spec: Spec) -> SandboxReport:
             report.notes.append(f"writes not confined ({exc})")
 
     if flags & namespaces.CLONE_NEWPID:
-        _become_pid_one(report)
+        _become_pid_one(report, spec)
 
     limits.apply(spec.limits)
     os.environ.clear()
@@ -127,7 +130,7 @@ def _scratch_env(workdir: str, tmpdir: str) -> dict[str, str]:
     }
 
 
-def _become_pid_one(report: SandboxReport) -> None:
+def _become_pid_one(report: SandboxReport, spec: Spec) -> None:
     """In a new PID namespace, the first process forked is the namespace's init, which the
     kernel protects from signals sent from inside (a kernel's own ``abort()`` would not work
     there). So: this process forks that init, which mounts the namespace's /proc, forks the
@@ -149,7 +152,7 @@ def _become_pid_one(report: SandboxReport) -> None:
             os.close(status_w)
             limits.die_with_parent()
             return  # the process that runs user code
-        _close_job_fds()
+        _close_job_fds(spec)
         while True:
             try:
                 pid, status = os.waitpid(-1, 0)
@@ -161,7 +164,7 @@ def _become_pid_one(report: SandboxReport) -> None:
         os.write(status_w, struct.pack("i", status))
         os._exit(0)
     os.close(status_w)
-    _close_job_fds()
+    _close_job_fds(spec)
     while True:
         try:
             os.waitpid(init, 0)
@@ -178,10 +181,12 @@ def _become_pid_one(report: SandboxReport) -> None:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
-def _close_job_fds() -> None:
+def _close_job_fds(spec: Spec) -> None:
     """A process that only waits holds none of the job's descriptors: the socket must close
-    as soon as the process that runs user code ends."""
-    for fd in (0, 1, 2, SOCKET_FD, SETUP_FD):
+    as soon as the process that runs user code ends. (``LOCK_FDS`` only where they were kept:
+    otherwise those numbers may be this process's own pipe.)"""
+    kept = LOCK_FDS if spec.lock_fds is not None else ()
+    for fd in (0, 1, 2, SOCKET_FD, SETUP_FD, *kept):
         with contextlib.suppress(OSError):
             os.close(fd)
 

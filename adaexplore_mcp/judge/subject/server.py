@@ -62,6 +62,11 @@ class Codec:
             return self._arenas.with_payload(payload)
         return PayloadDecoder(payload)
 
+    def forget(self) -> None:
+        """Unmap the arenas of the job that ended (a process that serves many)."""
+        if self._arenas is not None:
+            self._arenas.forget()
+
     def encoder(self) -> Encoder:
         return SharingEncoder() if self.device.type == "cuda" else PayloadEncoder()
 
@@ -120,20 +125,22 @@ class Server:
         self.handlers = handlers
         self._held: list[Any] = []  # the outputs of the last armed span, until released
 
-    def serve(self) -> None:
+    def serve(self) -> bool:
+        """Answer requests until told to quit (True) or until the channel closes (False)."""
         while True:
             try:
                 request, payload = self.channel.receive(request_adapter)
             except ChannelClosed:
-                return
+                return False
             if isinstance(request, QuitRequest):
-                return
+                self._held.clear()
+                return True
             answer, answer_payload = self._answer(request, payload)
             _flush()  # what user code printed reaches the worker before the answer does
             try:
                 self.channel.send(answer, answer_payload)
             except ChannelClosed:
-                return
+                return False
 
     def _answer(self, request: Request, payload: bytes) -> tuple[Answer, bytes]:
         try:

@@ -1,6 +1,9 @@
 """The null subject: a trusted process (no user code) that answers timed spans with one tiny
 kernel, so that the trusted process can measure the GPU's handoff between two processes'
-contexts next to every span it times (``trusted.timing``)."""
+contexts next to every span it times (``trusted.timing``).
+
+It lives as long as the trusted process it serves (``trusted.resident``): each job begins with
+its ready answer and ends with a quit, after which it unmaps that job's arenas."""
 
 from __future__ import annotations
 
@@ -21,10 +24,16 @@ def serve(channel: Channel) -> None:
 
     tick([])  # its kernel loaded now, not behind a closed gate
     torch.cuda.synchronize(device)
-    channel.send(describe_platform(device))
+    platform = describe_platform(device)
 
     def arm(request: ArmRequest, payload: bytes) -> tuple[Answer, bytes]:
         return server.arm(request, payload, tick, Signals())
 
-    server = Server(channel, Codec(device), {"arm": arm})
-    server.serve()
+    codec = Codec(device)
+    server = Server(channel, codec, {"arm": arm})
+    while True:
+        channel.send(platform)
+        if not server.serve():
+            return
+        torch.cuda.synchronize(device)  # nothing of the job's left running on its arenas
+        codec.forget()

@@ -27,6 +27,11 @@ class GpuLock:
     def _open(self, path: str) -> int:
         return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
 
+    def files(self) -> tuple[int, int]:
+        """The turnstile's and the lock's files, open: for a process that will lose sight of
+        their paths before it takes the lock (``shared_through``)."""
+        return self._open(self._turnstile_path), self._open(self._main_path)
+
     def shared(self) -> SharedHold:
         """The lock held shared for a ``with`` block."""
         return SharedHold(self)
@@ -60,6 +65,19 @@ class GpuLock:
             yield
         finally:
             os.close(main)
+
+
+@contextmanager
+def shared_through(turnstile: int, main: int) -> Iterator[None]:
+    """The lock held shared through its files opened beforehand (``GpuLock.files``); released
+    explicitly, since another descriptor of the same file may outlive these."""
+    fcntl.flock(turnstile, fcntl.LOCK_EX)
+    fcntl.flock(turnstile, fcntl.LOCK_UN)
+    fcntl.flock(main, fcntl.LOCK_SH)
+    try:
+        yield
+    finally:
+        fcntl.flock(main, fcntl.LOCK_UN)
 
 
 class SharedHold:

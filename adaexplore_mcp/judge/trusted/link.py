@@ -55,9 +55,16 @@ class SubjectFailed(Exception):
 
 class Link:
     def __init__(
-        self, role: Role, channel: Channel, device: torch.device, own_handles: set[str]
+        self,
+        role: Role,
+        channel: Channel,
+        device: torch.device,
+        own_handles: set[str],
+        *,
+        ready: ReadyAnswer | None = None,
     ) -> None:
         self.role = role
+        self._ready = ready  # read already (a process that serves many jobs)
         self.channel = channel
         self.device = device
         self.own_handles = own_handles  # every arena this process shared, with any process
@@ -68,6 +75,9 @@ class Link:
     # -- talking -------------------------------------------------------------------------------
 
     def ready(self, timeout_s: float | None = None) -> ReadyAnswer:
+        if self._ready is not None:
+            answer, self._ready = self._ready, None
+            return answer
         answer, _ = self._receive(timeout_s)
         if not isinstance(answer, ReadyAnswer):
             raise SubjectLost(self.role, "answered out of turn", garbled=True)
@@ -155,6 +165,18 @@ class Link:
         self._arenas.append(arena)
         self.own_handles.add(arena.handle)
         return arena
+
+    def unmap(self) -> None:
+        """Unmap what the other process shared (taken values were copied: nothing refers to
+        it)."""
+        if self._copier is not None:
+            self._copier.close()
+            self._copier = None
+
+    def arenas(self) -> list[Arena]:
+        """This link's arenas, to free once the other process is gone (``Arena.free``)."""
+        arenas, self._arenas, self._trial_arena = self._arenas, [], None
+        return arenas
 
     def decoder(self, payload: bytes) -> Decoder:
         if self.device.type != "cuda":

@@ -83,6 +83,15 @@ def ipc_open(handle: bytes) -> int:
     return pointer.value
 
 
+def ipc_close(pointer: int) -> None:
+    """Unmap memory another process shared (``ipc_open``)."""
+    _check(_function("cuIpcCloseMemHandle")(ctypes.c_uint64(pointer)), "cuIpcCloseMemHandle")
+
+
+def mem_free(pointer: int) -> None:
+    _check(_function("cuMemFree_v2")(ctypes.c_uint64(pointer)), "cuMemFree")
+
+
 def mem_alloc(nbytes: int) -> int:
     pointer = ctypes.c_uint64()
     _check(

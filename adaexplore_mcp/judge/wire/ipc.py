@@ -2,7 +2,8 @@
 
 - ``Arena``: device memory the trusted process allocates *outside* torch's caching allocator,
   one allocation per arena, so that sharing it with a candidate shares nothing else (an IPC
-  handle maps its whole allocation). Arenas are reused and only freed with the process.
+  handle maps its whole allocation). Arenas are reused within a job, and freed once no process
+  that could map them is left (``Arena.free``).
 - ``SharingEncoder``: a candidate's or task's process describes its own tensors (CUDA ones by
   the IPC handle of their allocation, CPU ones in the payload).
 - ``ArenaDecoder``: the candidate's process maps the trusted process's arenas (no copy: what it
@@ -14,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from adaexplore_mcp.judge.wire import cuda
@@ -53,6 +55,13 @@ class Arena:
 
     def reset(self) -> None:
         self.used = 0
+
+    def free(self) -> None:
+        """Give the allocation back. Only once no other process can map it any more: a process
+        that mapped it keeps it alive, but its next use here would be another allocation."""
+        if self.pointer:
+            cuda.mem_free(self.pointer)
+            self.pointer = 0
 
     def reserve(self, nbytes: int) -> int:
         start = -(-self.used // ALIGN) * ALIGN
@@ -135,6 +144,13 @@ class ArenaDecoder(Decoder):
             self._mapped[handle] = cuda.ipc_open(bytes.fromhex(handle))
         return self._mapped[handle]
 
+    def forget(self) -> None:
+        """Unmap every arena (a process that serves many jobs, after each)."""
+        mapped, self._mapped = self._mapped, {}
+        for pointer in mapped.values():
+            with contextlib.suppress(cuda.CudaError):
+                cuda.ipc_close(pointer)
+
     def tensor(self, spec: TensorValue):
         import torch
 
@@ -178,6 +194,13 @@ class CopyingDecoder(Decoder):
             base, size = cuda.address_range(pointer)
             self._mapped[handle] = (pointer, size - (pointer - base))
         return self._mapped[handle]
+
+    def close(self) -> None:
+        """Unmap what the other process shared (every tensor taken from it was copied)."""
+        mapped, self._mapped = self._mapped, {}
+        for pointer, _ in mapped.values():
+            with contextlib.suppress(cuda.CudaError):
+                cuda.ipc_close(pointer)
 
     def tensor(self, spec: TensorValue):
         import torch

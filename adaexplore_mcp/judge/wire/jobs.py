@@ -1,6 +1,7 @@
 """Messages between the pool, its warm workers and the trusted judge process of each job.
 
-They travel as frames (``wire.frames``) on pipes the trusted processes share privately. No
+They travel as frames (``wire.frames``) on pipes and sockets the trusted processes share
+privately. No
 candidate or task process ever holds one of these pipes: what those processes say reaches the
 trusted judge process on sockets of their own, and the verdict is that process's alone.
 """
@@ -49,19 +50,30 @@ class ChildJob(BaseModel):
     )
 
 
-class PrepareDevice(BaseModel):
-    """The trusted process, holding the GPU lock shared, to each process of its set: make your
-    CUDA context now, and say so (``DevicePrepared``)."""
-
-    kind: Literal["prepare"] = "prepare"
-
-
 class DevicePrepared(BaseModel):
+    """A user-code process to the trusted process, before any user code loads: its CUDA context
+    is made (it held the GPU lock shared meanwhile)."""
+
     kind: Literal["prepared"] = "prepared"
 
 
-prepare_adapter: TypeAdapter[PrepareDevice] = TypeAdapter(PrepareDevice)
 prepared_adapter: TypeAdapter[DevicePrepared] = TypeAdapter(DevicePrepared)
+
+
+class ResidentOrder(BaseModel):
+    """The worker to its resident trusted process (``trusted.resident``).
+
+    ``job``: descriptors come with it: the job's pipe, the report pipe, the output pipe, then
+    the trusted end of each user-code process's socket, in ``roles`` order. ``reaped``: every
+    process of job ``seq`` and of those before it is gone."""
+
+    kind: Literal["job", "reaped"]
+    seq: int
+    roles: list[Literal["candidate", "task"]] = Field(default_factory=list)
+    calibrated: bool = False  # the job uses the null subject
+
+
+resident_order_adapter: TypeAdapter[ResidentOrder] = TypeAdapter(ResidentOrder)
 
 
 class HandedJob(BaseModel):

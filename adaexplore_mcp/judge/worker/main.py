@@ -29,6 +29,7 @@ from adaexplore_mcp.judge.wire.jobs import (
     ShutdownMessage,
     to_worker,
 )
+from adaexplore_mcp.judge.worker.resident import Residents
 from adaexplore_mcp.judge.worker.spares import Spares
 from adaexplore_mcp.judge.worker.supervise import Shutdown, supervise
 
@@ -44,6 +45,7 @@ class Worker:
         self.runtime = tempfile.mkdtemp(prefix="adaexplore-worker-")
         self._triton_helpers: dict[str, bytes] | None = None
         self.spares = Spares(self.job_root)
+        self.residents = Residents()
 
     def serve(self) -> None:
         started = time.perf_counter()
@@ -58,7 +60,8 @@ class Worker:
         import adaexplore_mcp.judge.trusted.calibrator
         import adaexplore_mcp.judge.trusted.evaluation
         import adaexplore_mcp.judge.trusted.lint
-        import adaexplore_mcp.judge.trusted.main  # noqa: F401
+        import adaexplore_mcp.judge.trusted.main
+        import adaexplore_mcp.judge.trusted.resident  # noqa: F401
 
         _warm_triton(torch)
         write_frame(
@@ -89,8 +92,13 @@ class Worker:
                 # a CancelMessage for a job that already ended needs no answer
         finally:
             self.spares.close()
+            self.residents.retire()
             _reap_all(within_s=5.0)
             shutil.rmtree(self.runtime, ignore_errors=True)
+
+    def kept_pids(self) -> set[int]:
+        """The children that outlive a job: the next job's spare set and the resident pair."""
+        return self.spares.pids() | self.residents.pids()
 
     def job_root(self) -> str:
         return tempfile.mkdtemp(prefix="job-", dir=self.runtime)
@@ -109,11 +117,14 @@ class Worker:
     def _next_frame(self) -> tuple[bytes, bytes] | None:
         """The next frame from the pool. While processes of earlier jobs are still exiting (a
         CUDA context takes a while to tear down), they are killed and reaped in the meantime,
-        so a result never waits for its processes' exit."""
-        while limits.kill_children(keep=self.spares.pids()):
+        so a result never waits for its processes' exit. Once none is left, the resident trusted
+        process may free the memory those jobs shared."""
+        while limits.kill_children(keep=self.kept_pids()):
             readable, _, _ = select.select([self.control_fd], [], [], 0.01)
             if readable:
                 break
+        else:
+            self.residents.reaped()
         return read_frame(self.control_fd)
 
     def _self_test(self) -> SandboxReport:

@@ -1,18 +1,13 @@
-"""The processes of one job, as the worker forks them.
+"""The user-code processes of one job, as the worker forks them: the candidate's process and
+the task's process, each sandboxed (``judge.sandbox``) before it loads user code, each with a
+socket to the trusted process and nothing else.
 
-- the trusted process (``trusted.main``): imports neither the task nor the candidate, draws
-  every seed, drives the others, keeps the clock and writes the only report, on a pipe that no
-  other process holds;
-- the candidate's process and the task's process: each sandboxed (``judge.sandbox``) before it
-  loads user code, each with a socket to the trusted process and nothing else;
-- on a GPU, the null subject (``trusted.calibrator``), trusted, for the timing's calibration.
-
-Each is a fork of the warm worker (torch and triton already imported). They are forked from a
-``Plan``, which holds only what a job's processes need before the job itself (the device, the
-sandbox, the limits), so a set can be started ahead of its job (``worker.spares``): each process
-makes its CUDA context and waits. The job then reaches the trusted process on a pipe, and the
-trusted process hands each user-code process its part of it: the candidate never holds the
-task's source, nor the task's process the candidate's code.
+They are forks of the warm worker (torch and triton already imported), made from a ``Plan``,
+which holds only what a job's processes need before the job itself (the device, the sandbox,
+the limits), so a set can be started ahead of its job (``worker.spares``): each process makes
+its CUDA context and waits. The trusted process that runs the job (``worker.resident``) then
+hands each one its part of it: the candidate never holds the task's source, nor the task's
+process the candidate's code, and neither holds a seed.
 """
 
 from __future__ import annotations
@@ -27,14 +22,9 @@ from dataclasses import dataclass, field
 
 from adaexplore_mcp.judge import sandbox
 from adaexplore_mcp.judge.sandbox import limits
-from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed, read_frame, write_frame
-from adaexplore_mcp.judge.wire.jobs import (
-    ChildJob,
-    DevicePrepared,
-    HandedJob,
-    handed_job_adapter,
-    prepare_adapter,
-)
+from adaexplore_mcp.judge.trusted.gpulock import GpuLock, shared_through
+from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed
+from adaexplore_mcp.judge.wire.jobs import ChildJob, DevicePrepared, handed_job_adapter
 from adaexplore_mcp.judge.worker import triton_helpers
 
 
@@ -78,13 +68,12 @@ def template_of(job: ChildJob) -> ChildJob:
 
 @dataclass
 class Started:
-    """A job's processes, forked, and the worker's ends of their pipes."""
+    """A job's user-code processes, forked, and the trusted ends of their sockets (handed to the
+    resident trusted process with the job, ``worker.resident``)."""
 
     plan: Plan
     processes: list[Forked]
-    report_r: int  # the trusted process's frames
-    hold_w: int  # closed once the others are ended: the trusted process may then exit
-    job_w: int  # the job, written once, to the trusted process
+    sockets: dict[str, socket.socket]  # role -> the trusted end of that process's socket
 
     def alive(self) -> bool:
         for process in self.processes:
@@ -96,21 +85,15 @@ class Started:
                 return False
         return True
 
-    def hand_over(self, job: ChildJob) -> None:
-        """Send the job to the trusted process. If that process is gone, its report pipe says
-        so (the job ends as ``crashed``)."""
-        with contextlib.suppress(OSError):
-            write_frame(self.job_w, job)
-        os.close(self.job_w)
-        self.job_w = -1
+    def let_go_of_sockets(self) -> None:
+        """The worker's copies, once the trusted process holds its own."""
+        for sock in self.sockets.values():
+            sock.close()
+        self.sockets = {}
 
     def end(self) -> None:
         """Kill every process of the set and close the worker's ends."""
-        for fd in (self.hold_w, self.job_w):
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self.hold_w = self.job_w = -1
+        self.let_go_of_sockets()
         for process in self.processes:
             limits.kill_group(process.pid)
             with contextlib.suppress(ProcessLookupError):
@@ -119,11 +102,10 @@ class Started:
                 if fd is not None:
                     with contextlib.suppress(OSError):
                         os.close(fd)
-        with contextlib.suppress(OSError):
-            os.close(self.report_r)
 
 
 def roles_for(job: ChildJob) -> tuple[str, ...]:
+    """The processes a job talks to, the trusted one first."""
     gpu = job.device != "cpu"
     if job.kind == "probe":
         return ("trusted",)
@@ -134,47 +116,38 @@ def roles_for(job: ChildJob) -> tuple[str, ...]:
     return ("trusted", "task")
 
 
+USER_ROLES = ("candidate", "task")
+
+
 def start(plan: Plan) -> Started:
-    """Fork every process of the plan. The trusted one reads its job from a pipe, writes frames
-    to another and, after its report, waits until the worker has ended the others (so its GPU
-    lock outlives them)."""
-    report_r, report_w = os.pipe()
-    hold_r, hold_w = os.pipe()
-    job_r, job_w = os.pipe()
-    pairs = {role: socket.socketpair() for role in plan.roles if role != "trusted"}
+    """Fork the plan's user-code processes. Each sets up its sandbox, makes its CUDA context
+    (holding the GPU lock shared, so that no context is made while an evaluation times), says
+    so on its socket and waits for its part of the job."""
+    pairs = {role: socket.socketpair() for role in plan.roles if role in USER_ROLES}
     forked: list[Forked] = []
-    for role in plan.roles:
+    for role, (_, theirs) in pairs.items():
         out_r, out_w = os.pipe()
-        setup_r, setup_w = os.pipe() if role in ("candidate", "task") else (None, None)
+        setup_r, setup_w = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            _child(plan, role, pairs, out_w, setup_w, (job_r, report_w, hold_r))
+            _child(plan, role, theirs, out_w, setup_w)
         os.close(out_w)
-        if setup_w is not None:
-            os.close(setup_w)
+        os.close(setup_w)
         forked.append(Forked(role, pid, out_r, setup_r))
-    for ours, theirs in pairs.values():
-        ours.close()
+    for _, theirs in pairs.values():
         theirs.close()
-    for fd in (job_r, report_w, hold_r):
-        os.close(fd)
-    return Started(plan, forked, report_r, hold_w, job_w)
+    return Started(plan, forked, {role: ours for role, (ours, _) in pairs.items()})
 
 
-def _child(plan, role, pairs, out_w, setup_w, trusted_fds) -> None:
+def _child(plan: Plan, role: str, theirs: socket.socket, out_w: int, setup_w: int) -> None:
     """The forked process: never returns."""
     code = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        if role == "trusted":
-            _trusted(plan, pairs, out_w, *trusted_fds)
-        elif role == "calibrator":
-            _calibrator(pairs, out_w, plan)
-        else:
-            _user_code(plan, role, pairs, out_w, setup_w)
+        _user_code(plan, role, theirs, out_w, setup_w)
     except sandbox.SandboxUnavailable as exc:
         sandbox.fail_hard(str(exc))
     except BaseException:
@@ -226,68 +199,13 @@ def _profiled(plan: Plan, role: str):
         print("\n".join(lines), flush=True)
 
 
-def _keep_only(fds: set[int]) -> None:
-    for fd in range(3, limits._max_fd()):
-        if fd not in fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-
-def _trusted(plan: Plan, pairs, out_w: int, job_r: int, report_w: int, hold_r: int) -> None:
-    from adaexplore_mcp.judge.trusted.main import prepare, run
-    from adaexplore_mcp.judge.trusted.report import Reporter
-
-    os.setsid()
-    limits.die_with_parent()
-    os.dup2(out_w, 1)
-    os.dup2(out_w, 2)
-    mine = {role: ours for role, (ours, _) in pairs.items()}
-    _keep_only({job_r, report_w, hold_r, *(s.fileno() for s in mine.values())})
-    _dump_stacks_later(plan)
-    channels = {role: Channel(sock) for role, sock in mine.items()}
-    prepare(plan.job, channels)
-    frame = read_frame(job_r)
-    if frame is None:
-        return  # the worker let this set go unused
-    os.close(job_r)
-    job = ChildJob.model_validate_json(frame[0])
-    for role in ("candidate", "task"):
-        if role in channels:
-            with contextlib.suppress(ChannelClosed):  # a process that is gone: found as such
-                channels[role].send(HandedJob(job=_part_for(role, job)))
-    with _profiled(plan, "trusted"):
-        run(
-            job,
-            Reporter(report_w),
-            candidate=channels.get("candidate"),
-            task=channels.get("task"),
-            calibrator=channels.get("calibrator"),
-        )
-    os.read(hold_r, 1)  # until the worker has ended the others
-
-
-def _calibrator(pairs, out_w: int, plan: Plan) -> None:
-    from adaexplore_mcp.judge.trusted.calibrator import serve
-
-    os.setsid()
-    limits.die_with_parent()
-    _, theirs = pairs["calibrator"]
-    os.dup2(out_w, 1)
-    os.dup2(out_w, 2)
-    _keep_only({theirs.fileno()})
-    _dump_stacks_later(plan)
-    channel = Channel(theirs)
-    with contextlib.suppress(ChannelClosed):
-        prepare_device(channel, plan.job.device)
-        serve(channel)
-
-
-def _user_code(plan: Plan, role: str, pairs, out_w: int, setup_w: int | None) -> None:
-    """The candidate's or the task's process: sandbox first, then its harness."""
+def _user_code(plan: Plan, role: str, theirs: socket.socket, out_w: int, setup_w: int) -> None:
+    """The candidate's or the task's process: sandbox first, then its CUDA context, then its
+    harness."""
     job = plan.job
-    _, theirs = pairs[role]
     settings = job.sandbox
     cpu_s = int(plan.timeout_s * settings.cpu_time_factor) + 10
+    gpu_lock = GpuLock(job.gpu_lock).files() if job.device != "cpu" and job.gpu_lock else None
     spec = sandbox.Spec(
         socket_fd=theirs.fileno(),
         output_fd=out_w,
@@ -313,8 +231,9 @@ def _user_code(plan: Plan, role: str, pairs, out_w: int, setup_w: int | None) ->
         ),
         mounts=settings.private_filesystem,
         required=settings.required,
+        lock_fds=gpu_lock,
     )
-    report = sandbox.enter(spec)  # closes every descriptor but these three
+    report = sandbox.enter(spec)  # closes every descriptor but these
     os.write(sandbox.SETUP_FD, report.model_dump_json().encode())
     os.close(sandbox.SETUP_FD)
     if plan.triton_helpers:
@@ -323,10 +242,10 @@ def _user_code(plan: Plan, role: str, pairs, out_w: int, setup_w: int | None) ->
     _dump_stacks_later(plan)
     channel = Channel(socket.socket(fileno=sandbox.SOCKET_FD))
     try:
-        prepare_device(channel, job.device)  # while the job is still to come
+        prepare_device(channel, job.device, sandbox.LOCK_FDS if gpu_lock else None)
         job = channel.receive(handed_job_adapter)[0].job
     except ChannelClosed:
-        return  # the trusted process ended before the job came: this set went unused
+        return  # the trusted process let this set go unused
     if role == "candidate":
         from adaexplore_mcp.judge.candidate.harness import Candidate
 
@@ -338,12 +257,20 @@ def _user_code(plan: Plan, role: str, pairs, out_w: int, setup_w: int | None) ->
             Reference(job, channel).run()
 
 
-def prepare_device(channel: Channel, device: str) -> None:
-    """Make this process's CUDA context when the trusted process says (it holds the GPU lock)."""
+def prepare_device(channel: Channel, device: str, lock_fds: tuple[int, int] | None) -> None:
+    """Make this process's CUDA context before any user code loads, holding the GPU lock shared
+    (``lock_fds``) meanwhile, and say so. The lock's files are closed before the job comes."""
     from adaexplore_mcp.judge.subject.loading import start_device
 
-    channel.receive(prepare_adapter)
-    start_device(device)
+    if lock_fds is None:
+        start_device(device)
+    else:
+        try:
+            with shared_through(*lock_fds):
+                start_device(device)
+        finally:
+            for fd in lock_fds:
+                os.close(fd)
     channel.send(DevicePrepared())
 
 

@@ -28,6 +28,7 @@ from adaexplore_mcp.judge.wire.jobs import (
 )
 from adaexplore_mcp.judge.worker import spares
 from adaexplore_mcp.judge.worker.processes import Forked, Plan, Started, roles_for, template_of
+from adaexplore_mcp.judge.worker.resident import Handed
 
 if TYPE_CHECKING:
     from adaexplore_mcp.judge.worker.main import Worker
@@ -73,18 +74,29 @@ def supervise(message: JobMessage, worker: Worker) -> ChildOutcome:
         roles=roles_for(job),
         triton_helpers=worker.triton_helpers(job.device),
     )
+    if not limits.kill_children(keep=worker.kept_pids()):
+        worker.residents.reaped()  # the last jobs' processes are gone: their memory may go
     started = worker.spares.start(plan)
-    started.hand_over(job)
+    resident = worker.residents.for_job(job)
+    handed = resident.hand(job, started)
 
     def prepare_next() -> None:
         if job.kind == "eval":
             worker.spares.fill(plan)
 
+    outcome: ChildOutcome | None = None
     try:
-        return _Supervisor(message, worker, started, time.monotonic(), prepare_next).run()
+        supervisor = _Supervisor(message, worker, started, handed, time.monotonic(), prepare_next)
+        outcome = supervisor.run()
+        return outcome
     finally:
         spares.end(started)
-        limits.kill_children(keep=worker.spares.pids())
+        for fd in (handed.report_r, handed.trusted.output_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if outcome is None or outcome.end != "reported":
+            worker.residents.retire()  # it may be stuck in the job, or damaged by it
+        limits.kill_children(keep=worker.kept_pids())
         prepare_next()
 
 
@@ -94,15 +106,17 @@ class _Supervisor:
         message: JobMessage,
         worker: Worker,
         forked: Started,
+        handed: Handed,
         started: float,
         prepare_next: Callable[[], None],
     ) -> None:
-        self.message, self.worker, self.processes = message, worker, forked.processes
+        self.message, self.worker = message, worker
+        self.processes = [handed.trusted, *forked.processes]
         # without a private filesystem view the working directory is a directory of the host,
         # which no tmpfs bounds: its size is watched instead
         root = forked.plan.fallback_root
         self.fallback_workdir = os.path.join(root, "candidate", "work")
-        self.report_r, self.started = forked.report_r, started
+        self.report_r, self.started = handed.report_r, started
         self.prepare_next = prepare_next
         self.deadline = started + message.timeout_s
         self.tails = {p.role: _Tail() for p in self.processes}

@@ -1,0 +1,169 @@
+"""The trusted process as a worker keeps it: one process that runs job after job.
+
+Making a CUDA context costs a process 0.2-0.3 s on an H200 and stalls the GPU for every other
+process meanwhile; a trusted process and a null subject made per job were half of the contexts
+an evaluation made. Neither runs user code, so both now live as long as their worker lets them
+(``worker.resident``), and only the user-code processes are made per job.
+
+What the worker sends, on a socket of its own (``wire.jobs.ResidentOrder``):
+- ``job``: a job's pipes and the trusted ends of its user-code processes' sockets, passed as
+  descriptors; the job itself follows on its own pipe, as the per-job trusted process read it;
+- ``reaped``: every process of the jobs up to then is gone. Only then are those jobs' arenas
+  freed: a process that mapped an arena (or a kernel it left running) could write into it, and a
+  freed allocation is the next one made. Until then they are kept, so no job of this process
+  reuses memory that a process of an earlier job could still reach.
+
+Between jobs this process holds no user-code socket, no lock and no report pipe, and what it
+prints goes nowhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import sys
+import traceback
+
+import torch
+
+from adaexplore_mcp.judge.trusted.link import Link
+from adaexplore_mcp.judge.trusted.main import run
+from adaexplore_mcp.judge.trusted.report import Reporter
+from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed, FrameError, read_frame
+from adaexplore_mcp.judge.wire.ipc import Arena
+from adaexplore_mcp.judge.wire.jobs import (
+    ChildJob,
+    HandedJob,
+    ResidentOrder,
+    prepared_adapter,
+    resident_order_adapter,
+)
+from adaexplore_mcp.judge.wire.subject import ReadyAnswer, answer_adapter
+
+PREPARE_PATIENCE_S = 120.0
+CALIBRATOR_PATIENCE_S = 10.0
+ORDER_BYTES = 4096
+MAX_FDS = 8
+
+
+class Resident:
+    def __init__(
+        self, control: socket.socket, calibrator: Channel | None, device: torch.device
+    ) -> None:
+        self.control = control
+        self.device = device
+        self.calibrator = calibrator
+        self.calibrator_ready: ReadyAnswer | None = None  # read once the job before ended
+        self.unfreed: dict[int, list[Arena]] = {}
+
+    def serve(self) -> None:
+        """Jobs until the worker closes its socket (it retires this process after a number of
+        jobs, or after a job that did not end in a report)."""
+        if self.calibrator is not None:
+            self.calibrator_ready = self._calibrator_answer()
+        while True:
+            received = self._order()
+            if received is None:
+                return
+            order, fds = received
+            if order.kind == "reaped":
+                self._free_up_to(order.seq)
+                continue
+            self._job(order, fds)
+            if self.calibrator is not None:
+                self.calibrator_ready = self._calibrator_answer()
+            if self.device.type == "cuda":
+                torch.cuda.synchronize(self.device)  # a context that failed ends this process
+
+    def _order(self) -> tuple[ResidentOrder, list[int]] | None:
+        data, fds, _, _ = socket.recv_fds(self.control, ORDER_BYTES, MAX_FDS)
+        if not data:
+            return None
+        return resident_order_adapter.validate_json(data), fds
+
+    def _job(self, order: ResidentOrder, fds: list[int]) -> None:
+        job_r, report_w, out_w, *sockets = fds
+        channels = {
+            role: Channel(socket.socket(fileno=fd))
+            for role, fd in zip(order.roles, sockets, strict=True)
+        }
+        _print_into(out_w)
+        try:
+            frame = read_frame(job_r)
+            if frame is None:
+                return  # the worker gave the job up
+            job = ChildJob.model_validate_json(frame[0])
+            for channel in channels.values():
+                with contextlib.suppress(ChannelClosed, FrameError):  # found lost in the job
+                    channel.receive(prepared_adapter, timeout_s=PREPARE_PATIENCE_S)
+            for role, channel in channels.items():
+                with contextlib.suppress(ChannelClosed):  # a process that is gone: found so
+                    channel.send(HandedJob(job=_part_for(role, job)))
+            links = self._links(job, channels, order.calibrated)
+            try:
+                run(job, Reporter(report_w), links)
+            finally:
+                arenas: list[Arena] = []
+                for link in links.values():
+                    link.unmap()
+                    arenas += link.arenas()
+                self.unfreed[order.seq] = arenas
+        finally:
+            _print_into(None)
+            for channel in channels.values():
+                channel.close()
+            for fd in (job_r, report_w):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+    def _links(self, job: ChildJob, channels: dict[str, Channel], calibrated: bool):
+        own: set[str] = set()  # the arenas of this job, which no process may send back
+        links = {role: Link(role, channel, self.device, own) for role, channel in channels.items()}
+        if calibrated and self.calibrator is not None:
+            links["calibrator"] = Link(
+                "calibrator", self.calibrator, self.device, own, ready=self.calibrator_ready
+            )
+            self.calibrator_ready = None
+        return links
+
+    def _calibrator_answer(self) -> ReadyAnswer:
+        """The null subject's ready answer: it comes once the subject has let go of the last
+        job's arenas. A subject that does not answer, or answers anything else, ends this
+        process (the worker starts another pair)."""
+        assert self.calibrator is not None
+        answer, _ = self.calibrator.receive(answer_adapter, timeout_s=CALIBRATOR_PATIENCE_S)
+        if not isinstance(answer, ReadyAnswer):
+            raise FrameError(f"the null subject answered {answer.kind!r} between jobs")
+        return answer
+
+    def _free_up_to(self, seq: int) -> None:
+        for done in [s for s in self.unfreed if s <= seq]:
+            for arena in self.unfreed.pop(done):
+                arena.free()
+
+
+def _part_for(role: str, job: ChildJob) -> ChildJob:
+    """The candidate's process is not given the task, nor the task's the candidate's code."""
+    if role == "candidate":
+        return job.model_copy(update={"task": None})
+    return job.model_copy(update={"code": None})
+
+
+def _print_into(fd: int | None) -> None:
+    """Standard output and error into a job's output pipe, or nowhere between jobs."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    target = fd if fd is not None else os.open(os.devnull, os.O_WRONLY)
+    os.dup2(target, 1)
+    os.dup2(target, 2)
+    os.close(target)
+
+
+def serve(control: socket.socket, calibrator: Channel | None, device: torch.device) -> None:
+    """The resident's life, once its CUDA context is made."""
+    try:
+        Resident(control, calibrator, device).serve()
+    except (ChannelClosed, FrameError):
+        traceback.print_exc()

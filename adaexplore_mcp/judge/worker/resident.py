@@ -1,0 +1,211 @@
+"""The worker's resident trusted process and, on a GPU, its null subject (``trusted.resident``).
+
+Both are forks of the worker that run no user code, made once and kept for job after job of
+the same device, so an evaluation makes only its user-code processes' CUDA contexts. The worker
+retires the pair after ``MAX_JOBS`` jobs, after any job that did not end in a report (a
+timeout, a cancellation, a crash: the pair may be stuck or damaged), and when a job needs
+another device.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sys
+import traceback
+from dataclasses import dataclass
+
+from adaexplore_mcp.judge.sandbox import limits, namespaces
+from adaexplore_mcp.judge.wire.frames import Channel, write_frame
+from adaexplore_mcp.judge.wire.jobs import ChildJob, ResidentOrder
+from adaexplore_mcp.judge.worker.processes import USER_ROLES, Forked, Started, roles_for
+
+MAX_JOBS = 200  # a bound on what a long-lived process could accumulate
+
+
+@dataclass
+class Handed:
+    """A job given to the resident: the worker's ends of its pipes."""
+
+    report_r: int
+    trusted: Forked  # the resident, with this job's output pipe
+
+
+class Resident:
+    """One pair: the trusted process and (on a GPU) the null subject."""
+
+    def __init__(self, device: str, gpu_lock: str | None) -> None:
+        self.key = (device, gpu_lock)
+        self.jobs = 0
+        self._handed_seq = -1
+        self._reaped_seq = -1
+        self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pair = socket.socketpair() if device != "cpu" else None
+        self.pids: list[int] = []
+        sys.stdout.flush()
+        sys.stderr.flush()
+        trusted = os.fork()
+        if trusted == 0:
+            _child(lambda: _trusted(theirs, pair[0] if pair else None, device, gpu_lock))
+        self.pids.append(trusted)
+        if pair is not None:
+            calibrator = os.fork()
+            if calibrator == 0:
+                _child(lambda: _calibrator(pair[1], gpu_lock))
+            self.pids.append(calibrator)
+            for end in pair:
+                end.close()
+        theirs.close()
+
+    @property
+    def pid(self) -> int:
+        return self.pids[0]
+
+    def alive(self) -> bool:
+        for pid in self.pids:
+            try:
+                ended, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                return False
+            if ended:
+                return False
+        return True
+
+    def hand(self, job: ChildJob, started: Started) -> Handed:
+        """Give the resident ``job`` and the user-code processes of ``started``. If it is gone,
+        the job's report pipe ends without a report (the job ends as ``crashed``)."""
+        job_r, job_w = os.pipe()
+        report_r, report_w = os.pipe()
+        out_r, out_w = os.pipe()
+        roles = [role for role in USER_ROLES if role in started.sockets]
+        self._handed_seq += 1
+        order = ResidentOrder(
+            kind="job",
+            seq=self._handed_seq,
+            roles=roles,  # type: ignore[arg-type]
+            calibrated="calibrator" in roles_for(job),
+        )
+        fds = [job_r, report_w, out_w, *(started.sockets[role].fileno() for role in roles)]
+        try:
+            socket.send_fds(self.control, [order.model_dump_json().encode()], fds)
+            sent = True
+        except OSError:
+            sent = False
+        for fd in (job_r, report_w, out_w):
+            os.close(fd)
+        started.let_go_of_sockets()
+        if sent:
+            with contextlib.suppress(OSError):  # a resident that died reads nothing
+                write_frame(job_w, job)
+        os.close(job_w)
+        self.jobs += 1
+        return Handed(report_r, Forked("trusted", self.pid, out_r))
+
+    def reaped(self) -> None:
+        """Every process of the jobs handed so far is gone: their memory may be freed."""
+        if self._reaped_seq < self._handed_seq:
+            order = ResidentOrder(kind="reaped", seq=self._handed_seq)
+            with contextlib.suppress(OSError):
+                self.control.send(order.model_dump_json().encode())
+            self._reaped_seq = self._handed_seq
+
+    def end(self) -> None:
+        self.control.close()
+        for pid in self.pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+class Residents:
+    """The worker's one pair at a time."""
+
+    def __init__(self) -> None:
+        self._pair: Resident | None = None
+
+    def for_job(self, job: ChildJob) -> Resident:
+        pair = self._pair
+        key = (job.device, job.gpu_lock)
+        if pair is not None and (pair.key != key or pair.jobs >= MAX_JOBS or not pair.alive()):
+            self.retire()
+            pair = None
+        if pair is None:
+            pair = self._pair = Resident(job.device, job.gpu_lock)
+        return pair
+
+    def pids(self) -> set[int]:
+        return set(self._pair.pids) if self._pair is not None else set()
+
+    def reaped(self) -> None:
+        if self._pair is not None:
+            self._pair.reaped()
+
+    def retire(self) -> None:
+        if self._pair is not None:
+            self._pair.end()
+            self._pair = None
+
+
+def _child(body) -> None:
+    """A forked process of the pair: never returns."""
+    code = 0
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.setsid()
+        limits.die_with_parent()
+        namespaces.set_dumpable(False)
+        body()
+    except BaseException:
+        code = 70
+        with contextlib.suppress(BaseException):
+            traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(BaseException):
+                stream.flush()
+        os._exit(code)
+
+
+def _keep_only(fds: set[int]) -> None:
+    for fd in range(3, limits._max_fd()):
+        if fd not in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _made_under_lock(device: str, gpu_lock: str | None):
+    """This process's CUDA context, made holding the GPU lock shared (no context is made while
+    an evaluation times)."""
+    import torch
+
+    from adaexplore_mcp.judge.subject.loading import start_device
+    from adaexplore_mcp.judge.trusted.gpulock import GpuLock
+
+    if device == "cpu":
+        return torch.device("cpu")
+    hold = GpuLock(gpu_lock).shared() if gpu_lock else contextlib.nullcontext()
+    with hold:
+        return start_device(device)
+
+
+def _trusted(control: socket.socket, calibrator: socket.socket | None, device, gpu_lock) -> None:
+    from adaexplore_mcp.judge.trusted.resident import serve
+
+    null = os.open(os.devnull, os.O_WRONLY)  # until a job gives it an output pipe
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    _keep_only({control.fileno(), *((calibrator.fileno(),) if calibrator else ())})
+    torch_device = _made_under_lock(device, gpu_lock)
+    serve(control, Channel(calibrator) if calibrator else None, torch_device)
+
+
+def _calibrator(channel_end: socket.socket, gpu_lock: str | None) -> None:
+    from adaexplore_mcp.judge.trusted.calibrator import serve
+
+    _keep_only({channel_end.fileno()})  # what it prints goes to the worker's own stderr
+    _made_under_lock("cuda", gpu_lock)
+    serve(Channel(channel_end))
