@@ -144,6 +144,11 @@ def kill_children(keep: set[int] | frozenset[int] = frozenset()) -> int:
     return len([pid for pid in _children_of(os.getpid()) if pid not in keep])
 
 
+def children_but(keep: set[int] | frozenset[int]) -> list[int]:
+    """This process's children, but ``keep``."""
+    return [pid for pid in _children_of(os.getpid()) if pid not in keep]
+
+
 def reap_children(keep: set[int] | frozenset[int] = frozenset()) -> None:
     """Collect the exit status of every child that has already ended, but ``keep``'s (whose
     parent asks after them itself)."""

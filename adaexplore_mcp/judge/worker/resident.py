@@ -103,13 +103,15 @@ class Resident:
         self.jobs += 1
         return Handed(report_r, Forked("trusted", self.pid, out_r))
 
-    def reaped(self) -> None:
-        """Every process of the jobs handed so far is gone: their memory may be freed."""
-        if self._reaped_seq < self._handed_seq:
-            order = ResidentOrder(kind="reaped", seq=self._handed_seq)
+    def reaped(self, *, before_current: bool = False) -> None:
+        """Every process of the jobs handed so far (or, while a job runs, of those before it)
+        is gone: their memory may be freed."""
+        seq = self._handed_seq - 1 if before_current else self._handed_seq
+        if self._reaped_seq < seq:
+            order = ResidentOrder(kind="reaped", seq=seq)
             with contextlib.suppress(OSError):
                 self.control.send(order.model_dump_json().encode())
-            self._reaped_seq = self._handed_seq
+            self._reaped_seq = seq
 
     def end(self) -> None:
         self.control.close()
@@ -139,9 +141,9 @@ class Residents:
     def pids(self) -> set[int]:
         return set(self._pair.pids) if self._pair is not None else set()
 
-    def reaped(self) -> None:
+    def reaped(self, *, before_current: bool = False) -> None:
         if self._pair is not None:
-            self._pair.reaped()
+            self._pair.reaped(before_current=before_current)
 
     def retire(self) -> None:
         if self._pair is not None:

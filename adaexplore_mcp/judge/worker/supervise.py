@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 TAIL_CHARS = 4000
 _DEBUG_LINGER_S = 1.0
 _WATCH_S = 0.25
+_REAP_LOOK_S = 0.05
 _EXIT_WAIT_S = 2.0
 
 
@@ -126,6 +127,7 @@ class _Supervisor:
         self.last_phase = Phase.COMPILING
         self.startup_s = 0.0
         self.report: dict | None = None
+        self.earlier_reaped = False
 
     def run(self) -> ChildOutcome:
         end = self._loop()
@@ -200,6 +202,10 @@ class _Supervisor:
                 if watching:
                     self._watch_workdir()
                     remaining = min(remaining, _WATCH_S)
+                if not self.earlier_reaped:
+                    self.earlier_reaped = self._earlier_jobs_gone()
+                    if not self.earlier_reaped:
+                        remaining = min(remaining, _REAP_LOOK_S)
                 for key, _ in selector.select(timeout=remaining):
                     what, process = key.data
                     chunk = os.read(key.fd, 1 << 16)
@@ -226,6 +232,18 @@ class _Supervisor:
                         self._output(process, chunk)
         finally:
             selector.close()
+
+    def _earlier_jobs_gone(self) -> bool:
+        """Whether every process of the jobs before this one is gone (they were killed as their
+        jobs ended, and are reaped here): the resident may then free what those jobs shared,
+        once this job is done. Looked at while the job runs, so that memory is given back
+        under a steady stream of jobs too."""
+        keep = self.worker.kept_pids() | {process.pid for process in self.processes}
+        limits.reap_children(keep)
+        if limits.children_but(keep):
+            return False
+        self.worker.residents.reaped(before_current=True)
+        return True
 
     def _relay(self, body: bytes) -> bool:
         message = from_worker.validate_json(body)
