@@ -20,6 +20,7 @@ prints goes nowhere.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import socket
 import sys
@@ -75,6 +76,10 @@ class Resident:
                 self.calibrator_ready = self._calibrator_answer()
             if self.device.type == "cuda":
                 torch.cuda.synchronize(self.device)  # a context that failed ends this process
+                # what the job allocated goes back to the GPU, not into this process's cache:
+                # four workers' caches, each as large as its largest job, filled an H200
+                gc.collect()
+                torch.cuda.empty_cache()
 
     def _order(self) -> tuple[ResidentOrder, list[int]] | None:
         data, fds, _, _ = socket.recv_fds(self.control, ORDER_BYTES, MAX_FDS)
