@@ -1,5 +1,6 @@
 """The HTML report of a judged problem set: its results file (``eval PROBLEMS_DIR KERNELS_DIR
---out results.jsonl``) drawn as one self-contained page, a section per policy set.
+--out results.jsonl``) drawn as one self-contained page, a section per policy set, with fast_p
+at the thresholds the run reports use (0, 1, 1.2 and 2).
 
 A results file may hold several verdicts for one kernel file (a rerun under another policy, an
 edited kernel): each section keeps the latest verdict of each kernel file under its policies.
@@ -17,6 +18,7 @@ from pydantic import BaseModel
 from adaexplore_mcp.driver.records import write_text
 from adaexplore_mcp.problem_set import SetRecord, SetSummary, read_records, summarize
 from adaexplore_mcp.report.html import _environment, _version
+from adaexplore_mcp.report.stats import FAST_P
 from adaexplore_mcp.report.tree import STATUS_COLOURS
 
 
@@ -33,7 +35,7 @@ class SetReportError(ValueError):
     """A results file with nothing to report; the message says what to do."""
 
 
-def report_for_results(path: Path, fast_p: Sequence[float] = (0.0, 1.0)) -> SetReport:
+def report_for_results(path: Path, fast_p: Sequence[float] = FAST_P) -> SetReport:
     records = read_records(path)
     if not records:
         raise SetReportError(
