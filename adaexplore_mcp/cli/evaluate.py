@@ -21,6 +21,7 @@ from adaexplore_mcp.cli.common import (
     settings_with,
     with_judge,
 )
+from adaexplore_mcp.cli.eval_set import FastPOption, JobsOption, OutOption, eval_set
 from adaexplore_mcp.config import Precision
 from adaexplore_mcp.judge import EvalResult, Judge, Phase, Status
 from adaexplore_mcp.judge.service.api import MAX_SOURCE_CHARS
@@ -33,10 +34,19 @@ from adaexplore_mcp.tasks.loader import read_source
 
 
 def eval_command(
-    task: Annotated[str, typer.Argument(help="A bundled task name or the path of a task file.")],
+    task: Annotated[
+        str,
+        typer.Argument(
+            help="A bundled task name, the path of a task file, or a directory of problems "
+            "(KernelBench's layout) to judge a whole set."
+        ),
+    ],
     kernel: Annotated[
         Path | None,
-        typer.Argument(help="The candidate file (defines ModelNew); '-' reads standard input."),
+        typer.Argument(
+            help="The candidate file (defines ModelNew); '-' reads standard input; a directory "
+            "of kernels, one per problem, when TASK is a directory."
+        ),
     ] = None,
     solution: Annotated[
         bool, typer.Option("--solution", help="Evaluate the task's bundled Triton solution.")
@@ -57,11 +67,36 @@ def eval_command(
     ] = None,
     judge_url: JudgeUrlOption = None,
     judge_token: JudgeTokenOption = None,
+    results: OutOption = None,
+    fast_p: FastPOption = None,
+    jobs: JobsOption = None,
 ) -> None:
     """Judge one candidate kernel: correctness on every shape variant, then timing on a GPU.
+    Given two directories, judge every kernel against its problem and summarize the set.
 
-    Exits 0 for any verdict (see the status); non-zero only when the judge could not run.
+    Exits 0 for any verdict (see the status); non-zero only when the judge could not run (3)
+    or, for a set, a problem or kernel file could not be used (2).
     """
+    if kernel is not None and kernel.is_dir():
+        if not Path(task).is_dir() or solution:
+            raise fail(f"{kernel} is a directory: give a directory of problems before it")
+        return eval_set(
+            Path(task),
+            kernel,
+            results=results,
+            fast_p=fast_p,
+            jobs=jobs,
+            as_json=as_json,
+            timeout=timeout,
+            device=device,
+            precision=precision,
+            judge_url=judge_url,
+            judge_token=judge_token,
+        )
+    if results is not None or fast_p or jobs is not None:
+        raise fail(
+            "--out, --fast-p and --jobs apply to a problem set: eval PROBLEMS_DIR KERNELS_DIR"
+        )
     resolved = load_task(task)
     code = _read_kernel(resolved, kernel, solution)
     settings = settings_with(device, timeout, judge_url, judge_token)

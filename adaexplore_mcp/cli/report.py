@@ -1,4 +1,4 @@
-"""`adaexplore-mcp report RUN_DIR|SEARCH_ID`: one self-contained HTML file."""
+"""`adaexplore-mcp report RUN_DIR|SEARCH_ID|RESULTS.jsonl`: one self-contained HTML file."""
 
 from __future__ import annotations
 
@@ -25,8 +25,9 @@ def report_command(
     target: Annotated[
         str,
         typer.Argument(
-            help="A run directory (from `adaexplore-mcp drive`) or a search id from the store "
-            "in ADAEXPLORE_HOME."
+            help="A run directory (from `adaexplore-mcp drive`), a search id from the store "
+            "in ADAEXPLORE_HOME, or a problem set's results file (`eval PROBLEMS_DIR "
+            "KERNELS_DIR --out FILE`)."
         ),
     ],
     output: Annotated[
@@ -34,17 +35,20 @@ def report_command(
         typer.Option(
             "--out",
             "-o",
-            help="Where to write the HTML. Default: RUN_DIR/report.html, or "
-            "report-SEARCH_ID.html here.",
+            help="Where to write the HTML. Default: RUN_DIR/report.html, "
+            "report-SEARCH_ID.html here, or the results file with .html for .jsonl.",
         ),
     ] = None,
 ) -> None:
     """Write an HTML report: the search tree, the best speedup over steps, the best kernel
-    with its diff to its parent, the rules in play, the run's statistics. It needs no network:
-    open it in any browser."""
+    with its diff to its parent, the rules in play, the run's statistics; for a problem set,
+    its verdicts, fast_p and speedups. It needs no network: open it in any browser."""
+    path = Path(target).expanduser()
+    if path.is_file() and not is_run_dir(path):
+        _report_results(path, output)
+        return
     settings = load_settings()
     store = open_store(settings.database_path)
-    path = Path(target).expanduser()
     if path.is_dir() or is_run_dir(path):
         try:
             run = load_run(path)
@@ -56,7 +60,10 @@ def report_command(
             raise fail(str(exc)) from None
         destination = output or path / "report.html"
     elif "/" in target or target.endswith(".py") or path.exists():
-        raise fail(f"{target} is not a directory; pass a run directory or a search id")
+        raise fail(
+            f"{target} is neither a directory nor a file; pass a run directory, a search id "
+            "or a problem set's results file"
+        )
     else:
         if store is None:
             raise fail(
@@ -70,4 +77,20 @@ def report_command(
             raise fail(f"{exc}; or pass a run directory") from None
         destination = output or Path(f"report-{target}.html")
     write_report(report, destination)
+    out.print(str(destination), markup=False)
+
+
+def _report_results(path: Path, output: Path | None) -> None:
+    from adaexplore_mcp.report.problem_set import (
+        SetReportError,
+        report_for_results,
+        write_set_report,
+    )
+
+    try:
+        report = report_for_results(path)
+    except (SetReportError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    destination = output or path.with_suffix(".html")
+    write_set_report(report, destination)
     out.print(str(destination), markup=False)

@@ -217,7 +217,10 @@ def rules_export(
 def rules_import(
     file: Annotated[Path, typer.Argument(help="A rules file; '-' for standard input.")],
 ) -> None:
-    """Add the rules of a file (`rule` or `rule||support` a line), merging repeats."""
+    """Add the rules of a file (`rule` or `rule||support` a line), merging repeats.
+
+    A decimal support (AdaExplore's memory writes `rule||34.0`) is rounded to the nearest
+    whole number of tasks, halves up."""
     try:
         text = sys.stdin.read() if str(file) == "-" else file.read_text()
     except OSError as exc:
@@ -227,3 +230,8 @@ def rules_import(
     except RulesFileError as exc:
         raise fail(str(exc)) from None
     out.print(f"{len(report.added)} rules added, {len(report.merged)} merged into existing rules")
+    if report.tied_to_one_kernel:
+        out.print(
+            f"{len(report.tied_to_one_kernel)} of them name one kernel's lines or variables and "
+            "stay inactive (`rules list --all` shows them)"
+        )

@@ -29,6 +29,7 @@ from adaexplore_mcp.memory.transfer import (
     export_rules,
     import_rules,
     parse_rules,
+    parse_support,
 )
 
 __all__ = [
@@ -59,5 +60,6 @@ __all__ = [
     "open_memory",
     "parse_rule",
     "parse_rules",
+    "parse_support",
     "signature",
 ]

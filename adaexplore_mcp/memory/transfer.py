@@ -4,9 +4,16 @@
 is a curated rule, active whatever its support. Blank lines and lines starting with ``#`` are
 ignored. Export writes every active and candidate rule that is not tied to one kernel; retired
 rules stay where they were retired.
+
+AdaExplore's released memory writes its figures as decimals (``rule||34.0``). A decimal support
+is rounded to the nearest whole number, halves up (``2.5`` counts as 3 tasks), in decimal
+arithmetic so that no binary rounding of the text decides it; export always writes whole numbers.
 """
 
 from __future__ import annotations
+
+import re
+from decimal import ROUND_HALF_UP, Decimal
 
 from pydantic import BaseModel, Field
 
@@ -25,6 +32,11 @@ class ImportReport(BaseModel):
     added: list[int] = Field(default_factory=list, description="Ids of the new rules.")
     merged: list[int] = Field(
         default_factory=list, description="Ids of existing rules the file repeated."
+    )
+    tied_to_one_kernel: list[int] = Field(
+        default_factory=list,
+        description="Ids of the file's rules that name one kernel's lines or variables: kept, "
+        "never activated, whatever their support.",
     )
 
 
@@ -49,10 +61,11 @@ def parse_rules(text: str) -> list[tuple[str, int | None]]:
         rule, support = line, None
         if SEPARATOR in line:
             rule, _, count = line.rpartition(SEPARATOR)
-            if not count.strip().isdigit():
-                problems.append(f"line {number}: support {count.strip()!r} is not a whole number")
+            try:
+                support = parse_support(count)
+            except ValueError as error:
+                problems.append(f"line {number}: {error}")
                 continue
-            support = int(count)
         try:
             parsed.append((clean(rule), support))
         except RuleTextError as error:
@@ -60,9 +73,24 @@ def parse_rules(text: str) -> list[tuple[str, int | None]]:
     if problems:
         raise RulesFileError(
             "nothing was imported; fix these lines (one rule a line, 'You cannot …' or "
-            "'You cannot …||N'):\n  " + "\n  ".join(problems)
+            "'You cannot …||N', N a count of tasks such as 3 or 3.0):\n  " + "\n  ".join(problems)
         )
     return parsed
+
+
+_DECIMAL = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)")
+
+
+def parse_support(text: str) -> int:
+    """A support figure as a whole number of tasks: ``3``, or a decimal such as ``34.0`` or
+    ``2.5`` rounded to the nearest whole number, halves up. ``ValueError`` says what is wrong."""
+    figure = text.strip()
+    if not _DECIMAL.fullmatch(figure):
+        raise ValueError(f"support {figure!r} is not a number (write a count of tasks: 3 or 3.0)")
+    value = Decimal(figure)
+    if value < 0:
+        raise ValueError(f"support {figure!r} is negative; it counts tasks")
+    return int(value.to_integral_value(rounding=ROUND_HALF_UP))
 
 
 def import_rules(
@@ -74,4 +102,6 @@ def import_rules(
     for rule_text, support in parse_rules(text):
         rule, created = memory.add_rule(rule_text, provenance=provenance, support=support)
         (report.added if created else report.merged).append(rule.id)
+        if rule.kernel_specific:
+            report.tied_to_one_kernel.append(rule.id)
     return report

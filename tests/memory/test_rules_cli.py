@@ -75,3 +75,25 @@ def test_bad_input_exits_2_with_what_to_do(tmp_path):
     )
     unreadable = rules(home, "import", str(tmp_path / "nope.txt"))
     assert unreadable.returncode == 2 and "cannot read" in unreadable.stderr
+
+
+def test_import_reads_adaexplore_memory_with_decimal_supports(tmp_path):
+    home = tmp_path / "home"
+    general = "You cannot call tl.float32 as a function inside a Triton kernel."
+    one_kernel = "You cannot have an `else:` at line 223 of the module source."
+    memory = f"{general}||138.0\n{one_kernel}||79.0\n"
+    imported = rules(home, "import", "-", stdin=memory)
+    assert imported.returncode == 0, imported.stderr
+    assert "2 rules added" in imported.stdout
+    assert "1 of them name one kernel's lines or variables and stay inactive" in imported.stdout
+    listed = [
+        json.loads(line) for line in rules(home, "list", "--all", "--json").stdout.splitlines()
+    ]
+    by_text = {rule["text"]: rule for rule in listed}
+    assert (by_text[general]["status"], by_text[general]["support_tasks"]) == ("active", 138)
+    assert (by_text[one_kernel]["status"], by_text[one_kernel]["support_tasks"]) == (
+        "candidate",
+        79,
+    )
+    negative = rules(home, "import", "-", stdin="You cannot call tl.pow.||-2.0\n")
+    assert negative.returncode == 2 and "negative" in negative.stderr
