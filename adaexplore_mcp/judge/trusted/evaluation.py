@@ -136,9 +136,7 @@ class Evaluation:
         text = messages.correct(self.correctness, runtime, self.environment)
         if self.job.ops is Ops.MIXED:
             text += ops.split_text(split)
-        return self._result(
-            Status.CORRECT, text, runtime=runtime, timing=timing, work_split=split
-        )
+        return self._result(Status.CORRECT, text, runtime=runtime, timing=timing, work_split=split)
 
     def _ready(self) -> None:
         self.reporter.phase(Phase.COMPILING)
