@@ -142,3 +142,13 @@ def test_operator_policies_never_share_baselines_and_triton_keeps_its_old_key():
     assert len(set(keys.values())) == len(keys)
     old = baseline_key(TASK, "NVIDIA H200", "2.11", "3.6", Precision.TF32)
     assert keys[(Precision.TF32, Ops.TRITON)] == old
+
+
+def test_a_baseline_cached_before_the_policies_reads_as_strict_and_triton():
+    from adaexplore_mcp.judge.pool.baselines import Baseline
+
+    stats = {"median_ms": 1.0, "mean_ms": 1.0, "std_ms": 0.0, "min_ms": 1.0, "max_ms": 1.0, "n": 3}
+    old = Baseline.model_validate({"eager": stats})
+    assert (old.precision, old.ops) == (Precision.STRICT, Ops.TRITON)
+    mixed = old.model_copy(update={"ops": Ops.MIXED})
+    assert Baseline.model_validate(mixed.model_dump(mode="json")).ops is Ops.MIXED
