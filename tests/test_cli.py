@@ -57,6 +57,26 @@ def test_eval_human_output(tmp_path):
     assert "Triton's CPU interpreter" in proc.stdout
 
 
+def test_eval_under_the_mixed_operator_policy(tmp_path):
+    from tests.judge.mixed import LIBRARY_GEMM_TRITON_EPILOGUE, LINEAR_RELU_TASK
+
+    task, kernel = tmp_path / "linear_relu.py", tmp_path / "kernel.py"
+    task.write_text(LINEAR_RELU_TASK)
+    kernel.write_text(LIBRARY_GEMM_TRITON_EPILOGUE)
+    proc = cli("eval", str(task), str(kernel), "--device", "cpu", "--ops", "mixed", home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("correct  linear_relu")
+    assert "precision strict  ops mixed" in proc.stdout and "mm ×1" in proc.stdout
+    proc = cli("eval", str(task), str(kernel), "--device", "cpu", "--json", home=tmp_path)
+    result = json.loads(proc.stdout)
+    assert result["status"] == "rejected" and result["ops"] == "triton"
+    env_default = {"ADAEXPLORE_HOME": str(tmp_path), "ADAEXPLORE_JUDGE__OPS": "mixed"}
+    proc = runner.invoke(app, ["eval", str(task), str(kernel), "--device", "cpu", "--json"],
+                         env=env_default)  # fmt: skip
+    assert proc.exit_code == 0, proc.output
+    assert json.loads(proc.stdout)["ops"] == "mixed"
+
+
 def test_eval_errors_exit_non_zero_with_a_message(tmp_path):
     proc = cli("eval", "no_such_task", "x.py", home=tmp_path)
     assert proc.returncode == 2

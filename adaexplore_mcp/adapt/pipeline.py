@@ -24,7 +24,7 @@ from adaexplore_mcp.adapt.synthesis import (
     synthesize,
     validate,
 )
-from adaexplore_mcp.config import Precision, Settings
+from adaexplore_mcp.config import Ops, Precision, Settings
 from adaexplore_mcp.driver.records import Strategy, write_text
 from adaexplore_mcp.judge import Judge, open_judge
 from adaexplore_mcp.llm import LLM
@@ -51,6 +51,7 @@ class AdaptSpec(BaseModel):
     )
     seed: int | None = None
     precision: Precision | None = None
+    ops: Ops | None = None
     run_strategy: bool = Field(default=True, description="False: synthesize and validate only.")
 
 
@@ -155,6 +156,7 @@ async def _run_strategy(
         run_dir=run_dir,
         seed=spec.seed,
         precision=spec.precision,
+        ops=spec.ops,
     )
     # The driver neither closes a judge it is lent nor starts a second pool (start is
     # idempotent), so the stage's own judge is passed as it is.

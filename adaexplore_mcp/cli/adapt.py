@@ -23,7 +23,7 @@ from adaexplore_mcp.cli.common import (
     out,
     settings_with,
 )
-from adaexplore_mcp.config import Precision
+from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.driver.records import Strategy
 
 
@@ -54,6 +54,10 @@ def adapt_command(
     ] = None,
     precision: Annotated[
         Precision | None, typer.Option(help="strict (default), tf32 or legacy.")
+    ] = None,
+    ops: Annotated[
+        Ops | None,
+        typer.Option(help="triton (default) or mixed (torch's library operators may stay)."),
     ] = None,
     synthesize_only: Annotated[
         bool, typer.Option("--synthesize-only", help="Keep the tasks; run no strategy.")
@@ -91,6 +95,7 @@ def adapt_command(
             run_dir=run_dir,
             seed=seed,
             precision=precision,
+            ops=ops,
             run_strategy=not synthesize_only,
         )
         llm = open_llm(llm_settings)

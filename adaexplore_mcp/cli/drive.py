@@ -24,7 +24,7 @@ from adaexplore_mcp.cli.common import (
     out,
     settings_with,
 )
-from adaexplore_mcp.config import Precision, Settings
+from adaexplore_mcp.config import Ops, Precision, Settings
 
 EXIT_INTERRUPTED = 130
 
@@ -97,6 +97,13 @@ def drive_command(
         Precision | None,
         typer.Option(help="strict (default), tf32 or legacy: how float32 work is judged."),
     ] = None,
+    ops: Annotated[
+        Ops | None,
+        typer.Option(
+            help="triton (default): every computation in Triton; mixed: torch's library "
+            "operators may stay beside Triton kernels that do real work."
+        ),
+    ] = None,
     stream: Annotated[
         bool | None,
         typer.Option(
@@ -159,6 +166,7 @@ def drive_command(
             resume=resume,
             seed=seed,
             precision=precision,
+            ops=ops,
         )
     except ValueError as exc:
         raise fail(str(exc)) from None

@@ -30,7 +30,7 @@ from adaexplore_mcp.cli.common import (
     settings_with,
     with_judge,
 )
-from adaexplore_mcp.config import Precision
+from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.judge import Judge
 from adaexplore_mcp.problem_set import (
     DEFAULT_FAST_P,
@@ -101,6 +101,7 @@ def eval_set(
     timeout: float | None,
     device: str | None,
     precision: Precision | None,
+    ops: Ops | None,
     judge_url: str | None,
     judge_token: str | None,
 ) -> None:
@@ -114,7 +115,10 @@ def eval_set(
         )
     settings = settings_with(device, timeout, judge_url, judge_token)
     # The options every evaluation is judged under; a rerun's skips are keyed on the same.
-    options: dict[str, Any] = {"precision": Precision(precision or settings.judge.precision)}
+    options: dict[str, Any] = {
+        "precision": Precision(precision or settings.judge.precision),
+        "ops": Ops(ops or settings.judge.ops),
+    }
     policies = {name: str(value) for name, value in options.items()}
     target = request_device(settings, device)
 

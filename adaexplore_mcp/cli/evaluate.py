@@ -22,7 +22,7 @@ from adaexplore_mcp.cli.common import (
     with_judge,
 )
 from adaexplore_mcp.cli.eval_set import FastPOption, JobsOption, OutOption, eval_set
-from adaexplore_mcp.config import Precision
+from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.judge import EvalResult, Judge, Phase, Status
 from adaexplore_mcp.judge.service.api import MAX_SOURCE_CHARS
 from adaexplore_mcp.tasks import (
@@ -65,6 +65,14 @@ def eval_command(
             "ADAEXPLORE_JUDGE__PRECISION or strict."
         ),
     ] = None,
+    ops: Annotated[
+        Ops | None,
+        typer.Option(
+            help="triton: every computation in Triton kernels; mixed: torch's library operators "
+            "(cuBLAS, cuDNN) may stay beside Triton kernels that do real work, the Triton share "
+            "reported. Default: ADAEXPLORE_JUDGE__OPS or triton."
+        ),
+    ] = None,
     judge_url: JudgeUrlOption = None,
     judge_token: JudgeTokenOption = None,
     results: OutOption = None,
@@ -90,6 +98,7 @@ def eval_command(
             timeout=timeout,
             device=device,
             precision=precision,
+            ops=ops,
             judge_url=judge_url,
             judge_token=judge_token,
         )
@@ -115,6 +124,7 @@ def eval_command(
                 timeout_s=timeout,
                 on_progress=progress,
                 precision=precision,
+                ops=ops,
             )
 
     result = with_judge(settings, work)
@@ -160,7 +170,7 @@ def _print_result(result: EvalResult) -> None:
     style = _STATUS_STYLE.get(result.status, "bold red")
     out.print(
         f"[{style}]{result.status.value}[/{style}]  {result.task}  kernel {result.kernel_hash}"
-        f"  precision {result.precision.value}"
+        f"  precision {result.precision.value}  ops {result.ops.value}"
     )
     out.print(result.message, markup=False)
     if result.error and result.error.traceback:

@@ -58,8 +58,8 @@ def reeval_command(
         bool, typer.Option("--json", help="One JSON object (ReevalReport).")
     ] = False,
 ) -> None:
-    """Re-evaluate each task's best kernel with more timed runs under the run's precision
-    policy, update summary.json (the old figures stay in reeval.json) and print the statistics."""
+    """Re-evaluate each task's best kernel with more timed runs under the run's policies,
+    update summary.json (the old figures stay in reeval.json) and print the statistics."""
     try:
         run = load_run(run_dir)
     except RunDirError as exc:
@@ -76,7 +76,10 @@ def reeval_command(
     async def work(judge: Judge) -> object:
         if not cpu_only and all(d == "cpu" for d in judge.devices):
             raise fail(_NO_GPU, EXIT_JUDGE)
-        err.print(f"re-evaluating on {', '.join(judge.devices)} under {run.precision.value}")
+        err.print(
+            f"re-evaluating on {', '.join(judge.devices)} under {run.precision.value} precision, "
+            f"{run.ops.value} ops"
+        )
         return await reeval_run(
             run,
             judge,

@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from adaexplore_mcp.cli.common import fail, out
+from adaexplore_mcp.config import Ops
 from adaexplore_mcp.report import (
     Bootstrap,
     Estimate,
@@ -63,6 +64,10 @@ def print_stats(stats: RunStats) -> None:
         out.print(f"[bold red]precision: {policy} — not comparable with strict runs[/bold red]")
     else:
         out.print(f"precision: {policy}")
+    if stats.ops is Ops.MIXED:
+        out.print("[bold red]ops: mixed — not comparable with triton-only runs[/bold red]")
+    else:
+        out.print(f"ops: {stats.ops.value}")
     if stats.devices:
         out.print("device: " + ", ".join(stats.devices), markup=False)
     out.print(_task_table(stats))

@@ -24,6 +24,7 @@ from adaexplore_mcp.config.agents import (
 from adaexplore_mcp.config.judge import (
     IntegritySettings,
     JudgeSettings,
+    Ops,
     Precision,
     RemoteJudgeSettings,
     SandboxSettings,
@@ -40,6 +41,7 @@ __all__ = [
     "McpSettings",
     "MemorySettings",
     "ModelPrice",
+    "Ops",
     "Precision",
     "RemoteJudgeSettings",
     "SandboxSettings",

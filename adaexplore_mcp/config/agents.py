@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from adaexplore_mcp.config.judge import Precision
+from adaexplore_mcp.config.judge import Ops, Precision
 
 
 class ModelPrice(BaseModel, frozen=True):
@@ -104,6 +104,11 @@ class SearchSettings(BaseModel):
     precision: Precision = Field(
         default=Precision.STRICT,
         description="The precision policy every evaluation of the search is judged under.",
+    )
+    ops: Ops = Field(
+        default=Ops.TRITON,
+        description="The operator policy every evaluation of the search is judged under: "
+        "triton, or mixed (torch's library operators may stay beside Triton kernels).",
     )
     exploration_weight: float = Field(
         default=1.0,

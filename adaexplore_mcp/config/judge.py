@@ -40,6 +40,22 @@ class Precision(StrEnum):
     LEGACY = "legacy"
 
 
+class Ops(StrEnum):
+    """Which operators may compute (``docs/ops.md``).
+
+    - ``triton``: every computation in Triton; torch may only allocate, reshape and copy.
+    - ``mixed``: torch's library operators (a cuBLAS GEMM, a cuDNN convolution) may stay beside
+      Triton kernels, which must still do real work: the output is wrong with their launches
+      turned into no-ops. The result reports the share of time in Triton kernels.
+
+    ``--precision legacy --ops mixed`` is the setting KernelBench's and AdaExplore's published
+    numbers were measured under.
+    """
+
+    TRITON = "triton"
+    MIXED = "mixed"
+
+
 def _default_tolerances() -> dict[str, Tolerance]:
     return {
         "float32": Tolerance(atol=1e-4, rtol=1e-4),
@@ -204,6 +220,12 @@ class JudgeSettings(BaseModel):
         default=Precision.STRICT,
         description="The precision policy of evaluations that do not name one: strict, tf32 "
         "or legacy.",
+    )
+    ops: Ops = Field(
+        default=Ops.TRITON,
+        description="The operator policy of evaluations that do not name one: triton (every "
+        "computation in Triton) or mixed (torch's library operators may stay beside Triton "
+        "kernels that do real work).",
     )
     timing: TimingSettings = Field(default_factory=TimingSettings)
     integrity: IntegritySettings = Field(default_factory=IntegritySettings)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 
-from adaexplore_mcp.config import Precision
+from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.driver.progress import TaskProgress, best_label
 from adaexplore_mcp.driver.records import StepRecord, TaskSummary, Usage
 from adaexplore_mcp.driver.rundir import RunDir
@@ -29,6 +29,7 @@ async def summarize(tools: Tools, run: RunDir, task: TaskRun) -> TaskSummary:
     summary = TaskSummary(
         task=task.name,
         precision=Precision(task.precision),
+        ops=Ops(task.ops),
         steps=len(task.records),
         correct=best is not None,
         best_node_id=best.id if best else None,

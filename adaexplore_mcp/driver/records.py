@@ -30,7 +30,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from adaexplore_mcp.config import Precision
+from adaexplore_mcp.config import Ops, Precision
 
 FORMAT = "adaexplore-run/1"
 
@@ -60,6 +60,7 @@ class RunConfig(BaseModel):
     workers: int
     tasks: list[str] = Field(description="Task names, in the order given.")
     precision: Precision = Precision.STRICT
+    ops: Ops = Ops.TRITON
     judge: str = Field(description="'local' or the judge service's URL.")
     device: str | None = None
     replay: bool = Field(
@@ -107,6 +108,7 @@ class TaskRecord(BaseModel):
 class TaskSummary(BaseModel):
     task: str
     precision: Precision
+    ops: Ops = Ops.TRITON
     steps: int
     correct: bool = Field(description="A correct kernel was found.")
     best_node_id: int | None = None

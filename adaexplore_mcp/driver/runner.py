@@ -20,7 +20,7 @@ from mcp import Client
 from pydantic import BaseModel, Field
 
 import adaexplore_mcp
-from adaexplore_mcp.config import Precision, Settings
+from adaexplore_mcp.config import Ops, Precision, Settings
 from adaexplore_mcp.driver.bookkeeping import (
     distil_lesson,
     lessons_for,
@@ -74,6 +74,7 @@ class DriveSpec(BaseModel):
     resume: bool = False
     seed: int | None = Field(default=None, description="Seeds the searches' coins and metr.")
     precision: Precision | None = None
+    ops: Ops | None = None
 
 
 def search_budget(steps: int, workers: int) -> int:
@@ -206,6 +207,7 @@ class Driver:
                 workers=spec.workers,
                 tasks=list(refs),
                 precision=spec.precision or self.settings.search.precision,
+                ops=spec.ops or self.settings.search.ops,
                 judge=self.settings.remote.url or "local",
                 device=",".join(bench.judge.devices) or None,
                 replay=self.replay,
@@ -253,6 +255,7 @@ class Driver:
                     seed=self.spec.seed,
                     label=f"{self._config.strategy} run {run.path.name}",
                     precision=self._config.precision.value,
+                    ops=self._config.ops.value,
                 )
             except ToolFailed as exc:
                 raise RunDirError(f"task {name}: {exc.message}") from None
@@ -265,6 +268,7 @@ class Driver:
             task=task_from_source(record.source, record.name),
             search_id=record.search_id,
             precision=self._config.precision.value,
+            ops=self._config.ops.value,
         )
         if self._bank is not None:
             task.lessons = lessons_for(self._bank, task, run, self.settings.driver.lessons)

@@ -52,6 +52,7 @@ class TaskRun:
     task: Task
     search_id: str
     precision: str
+    ops: str = "triton"
     lessons: list[str] = field(default_factory=list)
     records: dict[int, StepRecord] = field(default_factory=dict)
     running: set[int] = field(default_factory=set)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, Self, runtime_checkable
 
-from adaexplore_mcp.config import Precision, Settings
+from adaexplore_mcp.config import Ops, Precision, Settings
 from adaexplore_mcp.judge.pool.local import LocalJudge, ProgressCallback
 from adaexplore_mcp.judge.result import EvalResult, LintReport
 from adaexplore_mcp.store import Store
@@ -35,6 +35,7 @@ class Judge(Protocol):
         timeout_s: float | None = None,
         on_progress: ProgressCallback | None = None,
         precision: Precision | None = None,
+        ops: Ops | None = None,
     ) -> EvalResult: ...
 
     async def lint(self, task: Task, *, device: str | None = None) -> LintReport: ...

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 from enum import StrEnum
+from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
-from adaexplore_mcp.config import Precision
+from adaexplore_mcp.config import Ops, Precision
 
 
 class Status(StrEnum):
@@ -184,6 +185,30 @@ class TimingDetail(BaseModel):
     )
 
 
+class WorkSplit(BaseModel):
+    """Where one profiled call of forward on the main shape spent its time: in the candidate's
+    Triton kernels, or in the library's (cuBLAS, cuDNN and torch's own kernels)."""
+
+    measured_on: Literal["gpu", "cpu"] = Field(
+        description="'gpu': kernel time on the GPU. 'cpu': host time in Triton's interpreter "
+        "against torch's operators, which says which did work, not how fast it would be."
+    )
+    triton_ms: float = Field(ge=0)
+    library_ms: float = Field(ge=0)
+    library_ops: dict[str, int] = Field(
+        default_factory=dict,
+        description="The torch operators forward computed with (beyond allocation, views and "
+        "copies), per call; empty under the triton policy, which rejects them.",
+    )
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def triton_share(self) -> float | None:
+        """Fraction of the profiled time spent in Triton kernels."""
+        total = self.triton_ms + self.library_ms
+        return self.triton_ms / total if total > 0 else None
+
+
 class IntegrityFlag(BaseModel):
     check: str
     detail: str
@@ -207,6 +232,11 @@ class EvalResult(BaseModel):
         default=Precision.STRICT,
         description="The precision policy the kernel was judged and its baselines timed under.",
     )
+    ops: Ops = Field(
+        default=Ops.TRITON,
+        description="The operator policy the kernel was judged under: triton, or mixed "
+        "(torch's library operators allowed beside Triton kernels that do real work).",
+    )
     message: str = Field(description="One short, actionable paragraph for the agent.")
     task: str
     task_hash: str
@@ -219,6 +249,11 @@ class EvalResult(BaseModel):
     speedup_compile: float | None = None
     timing_meaningful: bool = False
     timing: TimingDetail | None = None
+    work_split: WorkSplit | None = Field(
+        default=None,
+        description="Triton's time against the library's in a profiled call (when the judge "
+        "profiled one): the figure that tells a fused epilogue from a decoy under mixed.",
+    )
     environment: Environment | None = None
     integrity: list[IntegrityFlag] = Field(default_factory=list)
     phases: PhaseTimes = Field(default_factory=PhaseTimes)

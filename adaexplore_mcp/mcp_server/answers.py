@@ -12,9 +12,15 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from adaexplore_mcp.config import Precision
+from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.judge import EvalResult, Status
-from adaexplore_mcp.judge.result import Correctness, ErrorDetail, IntegrityFlag, KernelTime
+from adaexplore_mcp.judge.result import (
+    Correctness,
+    ErrorDetail,
+    IntegrityFlag,
+    KernelTime,
+    WorkSplit,
+)
 from adaexplore_mcp.memory import AddFailureResult
 from adaexplore_mcp.search_engine import Action, NodeView, StepResult, Usage
 
@@ -49,6 +55,7 @@ class Verdict(BaseModel):
 
     status: Status
     precision: Precision
+    ops: Ops
     message: str = Field(description="One short, actionable paragraph.")
     correctness: Correctness
     runtime_ms: float | None = Field(description="Median; None unless timing is meaningful.")
@@ -58,6 +65,11 @@ class Verdict(BaseModel):
     speedup_compile: float | None
     timing_meaningful: bool
     kernels: list[KernelTime] = Field(description="The longest launches, per call of forward.")
+    work_split: WorkSplit | None = Field(
+        default=None,
+        description="Under ops=mixed: Triton's share of the profiled time against the "
+        "library's, and the torch operators kept.",
+    )
     integrity: list[IntegrityFlag]
     error: ErrorDetail | None = Field(description="Traceback trimmed to its last lines.")
     output_tail: str | None = Field(description="The end of what the kernel printed.")
@@ -76,6 +88,7 @@ class Verdict(BaseModel):
         return cls(
             status=result.status,
             precision=result.precision,
+            ops=result.ops,
             message=result.message,
             correctness=result.correctness,
             runtime_ms=result.runtime.median_ms if timed and result.runtime else None,
@@ -85,6 +98,7 @@ class Verdict(BaseModel):
             speedup_compile=result.speedup_compile,
             timing_meaningful=timed,
             kernels=(result.timing.kernels[:_KERNELS] if result.timing else []),
+            work_split=result.work_split if result.ops is Ops.MIXED else None,
             integrity=result.integrity,
             error=error,
             output_tail=tail,

@@ -11,7 +11,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from adaexplore_mcp.config import Precision
+from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.mcp_server.errors import coded_errors
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -23,6 +23,16 @@ PrecisionArg = Annotated[
         "everywhere), tf32 (a TF32-sized tolerance; baselines timed with TF32 on, so speedups "
         "compare like with like) or legacy (atol=rtol=5e-2, only to reproduce published "
         "numbers; labelled). The server's default (normally strict) when omitted.",
+    ),
+]
+OpsArg = Annotated[
+    Ops | None,
+    Field(
+        description="Which operators may compute: triton (every computation in Triton kernels; "
+        "torch only allocates, reshapes and copies) or mixed (torch's library operators such as "
+        "a cuBLAS GEMM or a cuDNN convolution may stay, beside Triton kernels that must do real "
+        "work; the Triton share of the time is reported; labelled). The server's default "
+        "(normally triton) when omitted.",
     ),
 ]
 TaskRef = Annotated[

@@ -13,6 +13,7 @@ from adaexplore_mcp.mcp_server.arguments import (
     Code,
     NodeId,
     Note,
+    OpsArg,
     PrecisionArg,
     SearchId,
     TaskRef,
@@ -97,6 +98,7 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         seed: Seed = None,
         label: Label = None,
         precision: PrecisionArg = None,
+        ops: OpsArg = None,
     ) -> SearchInfo:
         """Start an AdaExplore search on a task: a tree of kernels whose root (node 0) stands
         for the PyTorch reference and holds no kernel. Returns the search (its id, budget,
@@ -111,6 +113,7 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
             seed=seed,
             label=label,
             precision=precision,
+            ops=ops,
         )
 
     @tool(server, "List searches", read_only=True, idempotent=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 
-from adaexplore_mcp.config import Precision, Settings
+from adaexplore_mcp.config import Ops, Precision, Settings
 from adaexplore_mcp.judge import EvalResult, ProgressCallback
 from adaexplore_mcp.judge.result import kernel_hash
 from adaexplore_mcp.mcp_server.answers import Step, after_step
@@ -70,6 +70,7 @@ class Searches:
         label: str | None = None,
         author: str | None = None,
         precision: Precision | None = None,
+        ops: Ops | None = None,
     ) -> SearchInfo:
         defaults = self._settings.search
         budget = Budget(
@@ -77,7 +78,10 @@ class Searches:
             max_wall_s=max_wall_s or defaults.max_wall_s,
             max_tokens=max_tokens or defaults.max_tokens,
         )
-        updates: dict[str, object] = {"precision": precision or defaults.precision}
+        updates: dict[str, object] = {
+            "precision": precision or defaults.precision,
+            "ops": ops or defaults.ops,
+        }
         if seed is not None:
             updates["seed"] = seed
         settings = defaults.model_copy(update=updates)

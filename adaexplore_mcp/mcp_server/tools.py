@@ -8,7 +8,7 @@ from typing import Annotated
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from adaexplore_mcp.mcp_server.arguments import Code, PrecisionArg, TaskRef, tool
+from adaexplore_mcp.mcp_server.arguments import Code, OpsArg, PrecisionArg, TaskRef, tool
 from adaexplore_mcp.mcp_server.models import Evaluation, RulesPage, TaskDetail, TaskList
 from adaexplore_mcp.mcp_server.progress import with_progress
 from adaexplore_mcp.mcp_server.workbench import Workbench
@@ -96,10 +96,12 @@ def register_tools(server: MCPServer, bench: Workbench) -> None:
         ctx: Context,
         timeout_s: TimeoutS = None,
         precision: PrecisionArg = None,
+        ops: OpsArg = None,
     ) -> Evaluation:
         """Judge one Triton kernel outside any search. The judge runs it in a sandbox, checks
         it against the reference on fresh random inputs (odd shapes too), runs integrity checks
-        (it must launch Triton kernels and compute in them; no torch fallback or tricks) and,
+        (it must launch Triton kernels and compute in them; no torch fallback or tricks; under
+        ops=mixed torch's library operators may stay beside Triton kernels that do work) and,
         on a GPU, times it against eager PyTorch and torch.compile (on the CPU interpreter
         timing is not meaningful). Returns the full result: status (correct, incorrect,
         compile_error, runtime_error, timeout, rejected), message (one paragraph to act on),
@@ -112,7 +114,12 @@ def register_tools(server: MCPServer, bench: Workbench) -> None:
         return await with_progress(
             ctx,
             lambda on_progress: bench.evaluate(
-                task, code, timeout_s=timeout_s, on_progress=on_progress, precision=precision
+                task,
+                code,
+                timeout_s=timeout_s,
+                on_progress=on_progress,
+                precision=precision,
+                ops=ops,
             ),
             interval_s=bench.settings.mcp.progress_interval_s,
         )

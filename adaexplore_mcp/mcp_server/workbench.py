@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 
 import adaexplore_mcp
-from adaexplore_mcp.config import Precision, Settings
+from adaexplore_mcp.config import Ops, Precision, Settings
 from adaexplore_mcp.judge import Environment, EvalResult, Judge, ProgressCallback, open_judge
 from adaexplore_mcp.judge.result import kernel_hash
 from adaexplore_mcp.mcp_server.answers import Step
@@ -181,17 +181,23 @@ class Workbench:
         timeout_s: float | None = None,
         on_progress: ProgressCallback | None = None,
         precision: Precision | None = None,
+        ops: Ops | None = None,
     ) -> Evaluation:
         task = self.task(ref)
 
         async def work(progress: ProgressCallback) -> Evaluation:
             result = await self.judge.evaluate(
-                task, code, timeout_s=timeout_s, on_progress=progress, precision=precision
+                task,
+                code,
+                timeout_s=timeout_s,
+                on_progress=progress,
+                precision=precision,
+                ops=ops,
             )
             memory = await self._remember(task.name, code, result)
             return Evaluation.model_validate({**dict(result), "memory": memory})
 
-        key = ("evaluate", task.hash, kernel_hash(code), precision, timeout_s)
+        key = ("evaluate", task.hash, kernel_hash(code), precision, ops, timeout_s)
         return await self.running.run(key, work, on_progress)  # type: ignore[return-value]
 
     def get_rules(

@@ -24,7 +24,7 @@ import jinja2
 from markupsafe import Markup
 from pydantic import BaseModel, Field
 
-from adaexplore_mcp.config import MemorySettings, Precision
+from adaexplore_mcp.config import MemorySettings, Ops, Precision
 from adaexplore_mcp.driver.records import RunConfig, TaskSummary, write_text
 from adaexplore_mcp.memory import RuleStatus, SkillMemory
 from adaexplore_mcp.report.chart import Chart, chart
@@ -90,6 +90,7 @@ class Report(BaseModel):
     run_path: str | None
     precision: Precision
     legacy: bool
+    ops: Ops = Ops.TRITON
     speedup_baseline: str
     stats: RunStats | None
     tasks: list[TaskSection]
@@ -120,6 +121,7 @@ def report_for_run(run: RunData, store: Store | None) -> Report:
         run_path=str(run.path),
         precision=run.precision,
         legacy=run.precision is Precision.LEGACY,
+        ops=run.ops,
         speedup_baseline="eager",
         stats=run_stats([run]),
         tasks=sections,
@@ -159,6 +161,7 @@ def report_for_search(search_id: str, store: Store) -> Report:
         run_path=None,
         precision=info.settings.precision,
         legacy=info.settings.precision is Precision.LEGACY,
+        ops=info.settings.ops,
         speedup_baseline=info.settings.speedup_baseline,
         stats=None,
         tasks=[section],

@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from adaexplore_mcp.config import Precision
+from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.driver.records import TaskSummary, write_json
 from adaexplore_mcp.judge import EvalResult, Judge, JudgeError
 from adaexplore_mcp.report.run import RunData, TaskRun
@@ -39,6 +39,7 @@ class TaskReeval(BaseModel):
     )
     reason: str | None = None
     precision: Precision
+    ops: Ops = Ops.TRITON
     device: str | None = None
     device_name: str | None = None
     repeats: int = 0
@@ -59,6 +60,7 @@ class TaskReeval(BaseModel):
 class ReevalReport(BaseModel):
     run: str
     precision: Precision
+    ops: Ops = Ops.TRITON
     devices: list[str]
     tasks: list[TaskReeval]
 
@@ -72,7 +74,7 @@ async def reeval_run(
     tasks: list[str] | None = None,
     on_task: Callable[[TaskReeval], None] | None = None,
 ) -> ReevalReport:
-    """Re-evaluates every task's best kernel ``repeats`` times under the run's precision policy
+    """Re-evaluates every task's best kernel ``repeats`` times under the run's policies
     (on ``judge``, whose timing settings decide how long each measurement is), updates each
     ``summary.json`` and appends to each ``reeval.json``."""
     results = []
@@ -86,7 +88,11 @@ async def reeval_run(
         if on_task is not None:
             on_task(result)
     return ReevalReport(
-        run=str(run.path), precision=run.precision, devices=judge.devices, tasks=results
+        run=str(run.path),
+        precision=run.precision,
+        ops=run.ops,
+        devices=judge.devices,
+        tasks=results,
     )
 
 
@@ -103,7 +109,13 @@ async def _reeval_task(
 ) -> TaskReeval:
     now = time.time()
     summary = task_run.summary
-    base = {"task": task_run.name, "precision": run.precision, "previous": summary, "at": now}
+    base = {
+        "task": task_run.name,
+        "precision": run.precision,
+        "ops": run.ops,
+        "previous": summary,
+        "at": now,
+    }
     code = task_run.best_kernel()
     if summary is None or not summary.correct or code is None:
         return TaskReeval(outcome="skipped", reason="no correct best kernel", **base)
@@ -114,7 +126,9 @@ async def _reeval_task(
     verdicts: list[EvalResult] = []
     try:
         for _ in range(repeats):
-            verdict = await judge.evaluate(task, code, device=device, precision=run.precision)
+            verdict = await judge.evaluate(
+                task, code, device=device, precision=run.precision, ops=run.ops
+            )
             verdicts.append(verdict)
             if not verdict.ok:  # one failure settles it; no need to spend the GPU on more
                 break

@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from adaexplore_mcp.config import Precision
+from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.driver.records import (
     FORMAT,
     RunConfig,
@@ -60,6 +60,10 @@ class RunData(BaseModel):
     @property
     def precision(self) -> Precision:
         return self.config.precision
+
+    @property
+    def ops(self) -> Ops:
+        return self.config.ops
 
     def task(self, name: str) -> TaskRun:
         for task in self.tasks:

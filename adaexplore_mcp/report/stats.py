@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from adaexplore_mcp.config import Precision
+from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.report.run import RunData, RunDirError, TaskRun
 
 FAST_P: tuple[float, ...] = (0.0, 1.0, 1.2, 2.0)
@@ -87,6 +87,9 @@ class RunStats(BaseModel):
     runs: list[RunInfo]
     precision: Precision = Field(description="One policy: runs under different ones never mix.")
     legacy: bool = Field(description="Judged under the legacy tolerance: not comparable.")
+    ops: Ops = Field(
+        default=Ops.TRITON, description="One operator policy too: triton and mixed never mix."
+    )
     tasks_total: int
     correct: int
     correctness: Estimate = Field(description="Share of all tasks with a correct kernel.")
@@ -120,6 +123,13 @@ def run_stats(runs: Sequence[RunData], bootstrap: Bootstrap | None = None) -> Ru
             "these runs were judged under different precision policies and their results never "
             f"mix: {listing}; run stats on the runs of one policy at a time"
         )
+    operator_policies = {run.ops for run in runs}
+    if len(operator_policies) > 1:
+        listing = ", ".join(f"{run.path} (ops {run.ops.value})" for run in runs)
+        raise RunDirError(
+            "these runs were judged under different operator policies and their results never "
+            f"mix: {listing}; run stats on the runs of one policy at a time"
+        )
     seen: dict[str, str] = {}
     for run in runs:
         for task in run.tasks:
@@ -136,10 +146,12 @@ def run_stats(runs: Sequence[RunData], bootstrap: Bootstrap | None = None) -> Ru
     unmeasured = [t.task for t in correct if t.speedup_eager is None]
     timing = "measured" if not unmeasured else ("partial" if measured else "not_meaningful")
     policy = policies.pop()
+    operators = operator_policies.pop()
     return RunStats(
         runs=[_run_info(run) for run in runs],
         precision=policy,
         legacy=policy is Precision.LEGACY,
+        ops=operators,
         tasks_total=len(tasks),
         correct=len(correct),
         correctness=_estimate([t.status == "correct" for t in tasks], _mean, bootstrap, rng),
@@ -147,7 +159,7 @@ def run_stats(runs: Sequence[RunData], bootstrap: Bootstrap | None = None) -> Ru
         missing_tasks=[t.task for t in tasks if t.status == "missing"],
         unmeasured_tasks=unmeasured,
         timing=timing,
-        note=_note(timing, policy, unmeasured),
+        note=_note(timing, policy, operators, unmeasured),
         eager=_speedups(tasks, "eager", bootstrap, rng) if measured else None,
         compile=_speedups(tasks, "compile", bootstrap, rng) if measured else None,
         devices=sorted({t.device_name for t in tasks if t.device_name}),
@@ -301,7 +313,7 @@ def _run_info(run: RunData) -> RunInfo:
     )
 
 
-def _note(timing: str, policy: Precision, unmeasured: list[str]) -> str | None:
+def _note(timing: str, policy: Precision, operators: Ops, unmeasured: list[str]) -> str | None:
     notes = []
     if timing == "not_meaningful":
         notes.append(
@@ -317,5 +329,10 @@ def _note(timing: str, policy: Precision, unmeasured: list[str]) -> str | None:
         notes.append(
             "judged under the LEGACY precision policy (atol = rtol = 5e-2): these numbers are "
             "not comparable with strict or tf32 runs"
+        )
+    if operators is Ops.MIXED:
+        notes.append(
+            "judged under the MIXED operator policy (torch's library operators allowed beside "
+            "Triton kernels): these numbers are not comparable with triton-only runs"
         )
     return "; ".join(notes) or None

@@ -274,6 +274,7 @@ class SearchEngine(Stepping):
                         codes[node_id],
                         on_progress=on_progress,
                         precision=settings.precision,
+                        ops=settings.ops,
                     )
                     taken = measurement(node_id, result, settings, self._clock())
                     with self._lock, self.store.connect() as conn:

@@ -134,7 +134,11 @@ class Stepping(EngineCore):
         keeper = asyncio.ensure_future(self._keep(lease_id, settings.lease_timeout_s))
         try:
             result = await judge.evaluate(
-                task, step.code, on_progress=on_progress, precision=settings.precision
+                task,
+                step.code,
+                on_progress=on_progress,
+                precision=settings.precision,
+                ops=settings.ops,
             )
         except BaseException:
             # cancelled, or the judge could not run: nothing was recorded, so only the lease goes

@@ -210,3 +210,30 @@ def test_metr_improves_correct_kernels_picked_by_speedup(tmp_path, run_driver, m
         assert record.action == "sample" and record.parent_id in correct
         prompt = step_file(run_dir, record, "prompt.txt").read_text()
         assert "## What the judge said about it\ncorrect" in prompt
+
+
+def test_a_run_under_the_mixed_operator_policy_judges_and_records_every_step_under_it(
+    tmp_path, run_driver, model
+):
+    from adaexplore_mcp.config import Ops
+    from adaexplore_mcp.search_engine import SearchEngine
+    from tests.judge.mixed import LIBRARY_GEMM_TRITON_EPILOGUE, LINEAR_RELU_TASK
+
+    settings = run_settings(tmp_path / "home")
+    task = tmp_path / "linear_relu.py"
+    task.write_text(LINEAR_RELU_TASK)
+    model.queue_kernels("linear_relu", LIBRARY_GEMM_TRITON_EPILOGUE)
+    run_dir = tmp_path / "run"
+    result = run_driver(
+        settings, "openai", strategy="one-shot", memory="none", steps=1, tasks=[str(task)],
+        run_dir=run_dir, ops="mixed",
+    )  # fmt: skip
+    config = RunConfig.model_validate_json((run_dir / "run.json").read_text())
+    assert config.ops is Ops.MIXED
+    (summary,) = result.summaries
+    assert summary.correct and summary.ops is Ops.MIXED
+    (record,) = events(run_dir)
+    search = SearchEngine(Store(settings.database_path)).get_search(
+        json.loads((run_dir / "tasks/linear_relu/task.json").read_text())["search_id"]
+    )
+    assert record.outcome == "correct" and search.settings.ops is Ops.MIXED

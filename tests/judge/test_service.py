@@ -417,3 +417,16 @@ def test_the_precision_policy_travels_to_the_service(service):
     result = asyncio.run(run())
     assert result.status == "correct"
     assert result.precision == "legacy" and result.message.startswith("[legacy precision]")
+
+
+def test_the_operator_policy_travels_to_the_service(service):
+    from .mixed import LIBRARY_GEMM_TRITON_EPILOGUE, TASK
+
+    async def run(**policy):
+        async with remote(service.url) as judge:
+            return await judge.evaluate(TASK, LIBRARY_GEMM_TRITON_EPILOGUE, **policy)
+
+    mixed = asyncio.run(run(ops="mixed"))
+    assert mixed.status == "correct" and mixed.ops == "mixed", mixed.message
+    assert mixed.work_split is not None and mixed.work_split.library_ops == {"mm": 1}
+    assert asyncio.run(run()).status == "rejected"

@@ -177,6 +177,25 @@ async def test_a_search_keeps_its_precision_policy(client: Client) -> None:
     assert default["settings"]["precision"] == "strict"
 
 
+async def test_a_search_keeps_its_operator_policy(client: Client, tmp_path) -> None:
+    from tests.judge.mixed import LIBRARY_GEMM_TRITON_EPILOGUE, LINEAR_RELU_TASK
+
+    task = tmp_path / "linear_relu.py"
+    task.write_text(LINEAR_RELU_TASK)
+    info = await call(client, "start_search", task=str(task), ops="mixed")
+    assert info["settings"]["ops"] == "mixed"
+    step = await call(client, "regenerate", search_id=info["id"], code=LIBRARY_GEMM_TRITON_EPILOGUE)
+    verdict = step["verdict"]
+    assert verdict["status"] == "correct" and verdict["ops"] == "mixed", verdict["message"]
+    assert verdict["work_split"]["library_ops"] == {"mm": 1}
+    default = await call(client, "start_search", task=str(task))
+    assert default["settings"]["ops"] == "triton"
+    step = await call(
+        client, "regenerate", search_id=default["id"], code=LIBRARY_GEMM_TRITON_EPILOGUE
+    )
+    assert step["verdict"]["status"] == "rejected" and step["verdict"]["work_split"] is None
+
+
 async def test_the_driver_reads_every_page_of_the_tree(client: Client) -> None:
     from adaexplore_mcp.driver.tools import Tools
 

@@ -134,6 +134,27 @@ async def test_evaluate_under_a_precision_policy(client: Client) -> None:
     assert bad.is_error and "precision" in text(bad)
 
 
+async def test_evaluate_under_the_mixed_operator_policy(client: Client, tmp_path: Path) -> None:
+    from tests.judge.mixed import LIBRARY_GEMM_TRITON_EPILOGUE, LINEAR_RELU_TASK
+
+    task = tmp_path / "linear_relu.py"
+    task.write_text(LINEAR_RELU_TASK)
+    code = LIBRARY_GEMM_TRITON_EPILOGUE
+    mixed = await client.call_tool(
+        "evaluate_kernel", {"task": str(task), "code": code, "ops": "mixed"}
+    )
+    evaluation = mixed.structured_content
+    assert evaluation["status"] == "correct", evaluation["message"]
+    assert evaluation["ops"] == "mixed" and evaluation["message"].startswith("[mixed ops]")
+    assert evaluation["work_split"]["library_ops"] == {"mm": 1}
+    assert 0 < evaluation["work_split"]["triton_share"] < 1
+    default = await client.call_tool("evaluate_kernel", {"task": str(task), "code": code})
+    assert default.structured_content["ops"] == "triton"
+    assert default.structured_content["integrity"][0]["check"] == "torch_fallback"
+    bad = await client.call_tool("evaluate_kernel", {"task": str(task), "code": code, "ops": "x"})
+    assert bad.is_error and "ops" in text(bad)
+
+
 async def test_evaluate_rejects_bad_arguments(client: Client) -> None:
     empty = await client.call_tool("evaluate_kernel", {"task": "gelu", "code": ""})
     assert empty.is_error and "code" in text(empty)

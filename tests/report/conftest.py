@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from adaexplore_mcp.config import MemorySettings, Precision, SearchSettings
+from adaexplore_mcp.config import MemorySettings, Ops, Precision, SearchSettings
 from adaexplore_mcp.driver.records import (
     RunConfig,
     StepRecord,
@@ -84,6 +84,7 @@ def make_run(
     tasks: list[TaskSpec],
     *,
     precision: Precision = Precision.STRICT,
+    ops: Ops = Ops.TRITON,
     strategy: str = "adaexplore",
     device_name: str = "NVIDIA H200",
 ) -> Path:
@@ -97,6 +98,7 @@ def make_run(
         workers=1,
         tasks=[t.name for t in tasks],
         precision=precision,
+        ops=ops,
         judge="local",
         device="cuda:0",
         started_at=1_700_000_000.0,
@@ -140,6 +142,7 @@ def make_run(
         summary = TaskSummary(
             task=spec.name,
             precision=precision,
+            ops=ops,
             steps=len(spec.steps),
             correct=spec.correct,
             best_node_id=spec.best_node_id,

@@ -167,6 +167,18 @@ def test_legacy_runs_are_labelled_prominently(tmp_path: Path) -> None:
     assert page.find("div", id="legacy-banner")
 
 
+def test_mixed_operator_runs_are_labelled_prominently(tmp_path: Path) -> None:
+    fixture = make_search(Store(tmp_path / "db.sqlite3"))
+    mixed = load_run(run_for_search(tmp_path / "mixed", fixture, ops="mixed"))
+    assert Page(render_report(report_for_run(mixed, fixture.store))).find(
+        "div", id="mixed-ops-banner"
+    )
+    plain = load_run(run_for_search(tmp_path / "plain", fixture))
+    assert not Page(render_report(report_for_run(plain, fixture.store))).find(
+        "div", id="mixed-ops-banner"
+    )
+
+
 def test_cpu_run_charts_correct_kernels(tmp_path: Path) -> None:
     from tests.report.conftest import StepSpec, TaskSpec
 

@@ -6,6 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
+from adaexplore_mcp.config import Ops
 from adaexplore_mcp.report import REEVAL_FILE, history, load_run, reeval_run, run_stats
 from adaexplore_mcp.tasks import bundled_solution, get_bundled_task
 from tests.conftest import run_cli
@@ -46,6 +47,16 @@ def test_reeval_updates_summaries_and_keeps_the_old_figures(tmp_path: Path) -> N
     # a second re-evaluation appends to the history
     asyncio.run(reeval_run(run, FakeJudge(), repeats=1, tasks=["fast"]))
     assert len(history(load_run(path).task("fast"))) == 2
+
+
+def test_reeval_judges_under_the_runs_operator_policy(tmp_path: Path) -> None:
+    path = make_run(
+        tmp_path / "run", [TaskSpec("fast", True, 3.0, 2.0, best_kernel=kernel())], ops="mixed"
+    )
+    judge = FakeJudge()
+    report = asyncio.run(reeval_run(load_run(path), judge, repeats=2))
+    assert judge.ops == [Ops.MIXED, Ops.MIXED]
+    assert report.ops is Ops.MIXED and report.tasks[0].ops is Ops.MIXED
 
 
 def test_reeval_on_the_cpu_checks_correctness_only(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adaexplore_mcp.config import Precision
+from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.report import (
     Bootstrap,
     RunDirError,
@@ -117,6 +117,19 @@ def test_legacy_runs_are_labelled_and_policies_never_mix(tmp_path: Path) -> None
     assert "LEGACY" in stats.note
     with pytest.raises(RunDirError, match="different precision policies"):
         run_stats([load_run(legacy), load_run(strict)], FAST)
+
+
+def test_mixed_operator_runs_are_labelled_and_never_pool_with_triton_runs(tmp_path: Path) -> None:
+    mixed = make_run(tmp_path / "mixed", [TaskSpec("a", True, 3.0, 3.0)], ops="mixed")
+    triton_only = make_run(tmp_path / "triton", [TaskSpec("b", True, 1.0, 1.0)])
+    stats = run_stats([load_run(mixed)], FAST)
+    assert stats.ops is Ops.MIXED and "MIXED operator policy" in stats.note
+    assert run_stats([load_run(triton_only)], FAST).ops is Ops.TRITON
+    with pytest.raises(RunDirError, match="different operator policies"):
+        run_stats([load_run(mixed), load_run(triton_only)], FAST)
+    table = run_cli("stats", str(mixed), "--resamples", "500", home=tmp_path)
+    assert table.returncode == 0, table.stderr
+    assert "ops: mixed" in table.stdout
 
 
 def test_runs_of_one_policy_pool_but_not_the_same_task_twice(tmp_path: Path) -> None:

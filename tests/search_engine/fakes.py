@@ -64,6 +64,7 @@ class FakeJudge:
         self.delay_s = delay_s
         self.evaluated: list[str] = []
         self.precisions: list = []
+        self.ops: list = []
         self.tasks: list[Task] = []
         self._seen: Counter[str] = Counter()
 
@@ -90,9 +91,10 @@ class FakeJudge:
         return {"torch": "fake", "triton": "fake"}
 
     async def evaluate(
-        self, task, code, *, device=None, timeout_s=None, on_progress=None, precision=None
+        self, task, code, *, device=None, timeout_s=None, on_progress=None, precision=None, ops=None
     ):
         self.precisions.append(precision)
+        self.ops.append(ops)
         for phase in (Phase.QUEUED, Phase.COMPILING, Phase.CHECKING):
             if on_progress is not None:
                 on_progress(phase, 0.0)

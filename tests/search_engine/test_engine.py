@@ -278,16 +278,22 @@ def test_a_fork_with_a_seeded_settings_replays_the_same_choices(store, judge):
     assert runs[0] == runs[1] and len(set(runs[0])) == 2
 
 
-def test_every_evaluation_of_a_search_uses_its_precision_policy(tmp_path):
-    from adaexplore_mcp.config import Precision
+def test_every_evaluation_of_a_search_uses_its_policies(tmp_path):
+    from adaexplore_mcp.config import Ops, Precision
     from adaexplore_mcp.search_engine import SearchEngine
     from adaexplore_mcp.store import Store
 
     judge = FakeJudge()
     engine = SearchEngine(Store(tmp_path / "db.sqlite3"), judge, SearchSettings())
-    search = engine.start_search(toy_task(), settings=SearchSettings(precision=Precision.TF32))
+    settings = SearchSettings(precision=Precision.TF32, ops=Ops.MIXED, remeasure_count=1)
+    search = engine.start_search(toy_task(), settings=settings)
     asyncio.run(engine.regenerate(search.id, kernel(speed=2.0), node_id=0))
-    assert judge.precisions == [Precision.TF32]
+    assert judge.precisions == [Precision.TF32] and judge.ops == [Ops.MIXED]
+    asyncio.run(engine.best_kernel(search.id, remeasure=True))  # re-measured under them too
+    assert judge.ops[1:] and set(judge.ops) == {Ops.MIXED}
+    assert set(judge.precisions) == {Precision.TF32}
+    resumed = SearchEngine(Store(tmp_path / "db.sqlite3"), judge, SearchSettings())
+    assert resumed.get_search(search.id).settings.ops is Ops.MIXED  # kept in the store
 
 
 def test_a_fork_selects_within_the_node_it_continues_from(engine):

@@ -96,11 +96,26 @@ def top_level_ops(events, launch_spans: list[tuple[int, float, float]]) -> dict[
     """Profiler operator events (``torch.profiler``) that are not glue, counted: only the
     outermost ``aten::`` call of each stack (what the candidate's code called), and none inside
     a Triton launch (``launch_spans``: thread, start, end in the profiler's microseconds)."""
+    counts: dict[str, int] = {}
+    for event in _outermost_outside(events, launch_spans):
+        if not is_glue(event.name):
+            name = event.name.removeprefix("aten::")
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def torch_time_us(events, launch_spans: list[tuple[int, float, float]]) -> float:
+    """Host microseconds in torch's outermost operators outside Triton's launches, glue
+    included: on the CPU, the library's share of a call (on a GPU its kernels tell it)."""
+    return sum(e.time_range.elapsed_us() for e in _outermost_outside(events, launch_spans))
+
+
+def _outermost_outside(events, launch_spans: list[tuple[int, float, float]]) -> list:
     ops = sorted(
         (e for e in events if e.name.startswith("aten::")),
         key=lambda e: (e.thread, e.time_range.start, -e.time_range.end),
     )
-    counts: dict[str, int] = {}
+    kept = []
     open_end: dict[int, float] = {}
     for event in ops:
         start, end = event.time_range.start, event.time_range.end
@@ -109,10 +124,8 @@ def top_level_ops(events, launch_spans: list[tuple[int, float, float]]) -> dict[
         open_end[event.thread] = end
         if any(t == event.thread and s <= start and end <= e for t, s, e in launch_spans):
             continue
-        if not is_glue(event.name):
-            name = event.name.removeprefix("aten::")
-            counts[name] = counts.get(name, 0) + 1
-    return counts
+        kept.append(event)
+    return kept
 
 
 class OpRecorder(TorchDispatchMode):

@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from adaexplore_mcp.judge.candidate.audit import audit_hook
-from adaexplore_mcp.judge.candidate.recorder import OpRecorder, top_level_ops
+from adaexplore_mcp.judge.candidate.recorder import OpRecorder, top_level_ops, torch_time_us
 from adaexplore_mcp.judge.wire.subject import AuditEvent, KernelRecord, Profile, Signals
 
 _LAUNCH_RANGE = "adaexplore.triton_launch"
@@ -209,7 +209,24 @@ class _Profiler:
             record.us += event.time_range.elapsed_us()
             kernels[name] = record
         ordered = sorted(kernels.values(), key=lambda r: -r.us)[:200]
-        return Profile(torch_ops=top_level_ops(events, spans), kernels=ordered)
+        return Profile(
+            torch_ops=top_level_ops(events, spans),
+            kernels=ordered,
+            launch_us=_merged_us(spans),
+            torch_us=torch_time_us(events, spans),
+        )
+
+
+def _merged_us(spans: list[tuple[int, float, float]]) -> float:
+    """The time the spans cover on their threads, a launch nested in another counted once."""
+    total = 0.0
+    open_end: dict[int, float] = {}
+    for thread, start, end in sorted(spans):
+        start = max(start, open_end.get(thread, start))
+        if end > start:
+            total += end - start
+            open_end[thread] = end
+    return total
 
 
 class _QuietStderr:

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from pydantic import BaseModel
 
-from adaexplore_mcp.config import Precision
+from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.judge.result import RuntimeStats
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task
@@ -24,16 +24,27 @@ class Baseline(BaseModel):
     compiled: RuntimeStats | None = None
     compile_error: str | None = None
     compile_s: float | None = None
+    # what the baseline was timed for (baselines cached before policies were strict, triton)
+    precision: Precision = Precision.STRICT
+    ops: Ops = Ops.TRITON
 
 
 def baseline_key(
-    task: Task, device_name: str, torch: str, triton: str, precision: Precision = Precision.STRICT
+    task: Task,
+    device_name: str,
+    torch: str,
+    triton: str,
+    precision: Precision = Precision.STRICT,
+    ops: Ops = Ops.TRITON,
 ) -> str:
-    # The policy is part of the key: tf32 baselines are timed with TF32 on, and results under
-    # different policies are never mixed (strict and legacy time the same way but stay apart).
+    # The policies are part of the key: tf32 baselines are timed with TF32 on, and results
+    # under different policies are never mixed (strict and legacy time the same way but stay
+    # apart, and so do triton and mixed, whose reference is the same).
     parts = (task.hash, device_name, torch, triton, TIMING_METHOD)
     if precision is not Precision.STRICT:  # strict keys are those cached before policies
         parts += (f"precision={precision.value}",)
+    if ops is not Ops.TRITON:  # and triton keys those cached before the operator policy
+        parts += (f"ops={ops.value}",)
     return "|".join(parts)
 
 
@@ -55,8 +66,9 @@ class BaselineCache:
         triton: str,
         measure: Callable[[], Awaitable[Baseline]],
         precision: Precision = Precision.STRICT,
+        ops: Ops = Ops.TRITON,
     ) -> Baseline:
-        key = baseline_key(task, device_name, torch, triton, precision)
+        key = baseline_key(task, device_name, torch, triton, precision, ops)
         async with self._locks.setdefault(key, asyncio.Lock()):
             cached = self._lookup(key)
             if cached is not None:

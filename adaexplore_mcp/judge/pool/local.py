@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import adaexplore_mcp
-from adaexplore_mcp.config import JudgeSettings, Precision
+from adaexplore_mcp.config import JudgeSettings, Ops, Precision
 from adaexplore_mcp.config.judge import MAX_TIMEOUT_S
 from adaexplore_mcp.judge import messages
 from adaexplore_mcp.judge.devices import (
@@ -168,6 +168,7 @@ class LocalJudge:
         task: Task,
         code: str | None = None,
         precision: Precision = Precision.STRICT,
+        ops: Ops = Ops.TRITON,
     ) -> ChildJob:
         return ChildJob(
             kind=kind,  # type: ignore[arg-type]
@@ -178,6 +179,7 @@ class LocalJudge:
             odd_trials=self.settings.odd_trials,
             tolerances=self.settings.tolerances,
             precision=precision,
+            ops=ops,
             timing=self.settings.timing,
             integrity=self.settings.integrity,
             sandbox=self.settings.sandbox,
@@ -220,31 +222,34 @@ class LocalJudge:
         timeout_s: float | None = None,
         on_progress: ProgressCallback | None = None,
         precision: Precision | None = None,
+        ops: Ops | None = None,
     ) -> EvalResult:
-        """Judge one candidate under a precision policy (default: the settings'). Always a
-        verdict; raises only when the judge itself cannot run (``JudgeError``, ``QueueFull``)
-        or the task is broken (``TaskError``)."""
+        """Judge one candidate under a precision and an operator policy (default: the
+        settings'). Always a verdict; raises only when the judge itself cannot run
+        (``JudgeError``, ``QueueFull``) or the task is broken (``TaskError``)."""
         policy = Precision(precision or self.settings.precision)
+        operators = Ops(ops or self.settings.ops)
         timeout = _checked_timeout(timeout_s, self.settings.timeout_s)
         early = precheck(task, code)
         if early is not None:
-            return _labelled(early, policy)
+            return _labelled(early, policy, operators)
         lane = self._lane(device)
-        outcome, queue_s = await self._submit(
-            lane, self._job("eval", lane, task, code, policy), timeout, on_progress
-        )
+        job = self._job("eval", lane, task, code, policy, operators)
+        outcome, queue_s = await self._submit(lane, job, timeout, on_progress)
         result = eval_result(outcome, task, code, timeout)
-        result = _labelled(result, policy)
+        result = _labelled(result, policy, operators)
         result.phases.queue_s = queue_s
         if result.ok and result.runtime is not None and lane.gpu is not None:
-            await self._add_speedups(result, task, lane, policy)
+            await self._add_speedups(result, task, lane, policy, operators)
         return result
 
     async def _add_speedups(
-        self, result: EvalResult, task: Task, lane: Lane, policy: Precision
+        self, result: EvalResult, task: Task, lane: Lane, policy: Precision, operators: Ops
     ) -> None:
         try:
-            baseline = await self.baseline(task, device=lane.device, precision=policy)
+            baseline = await self.baseline(
+                task, device=lane.device, precision=policy, ops=operators
+            )
         except JudgeError as exc:
             log.warning("no baseline for %s on %s: %s", task.name, lane.device, exc)
             return
@@ -259,11 +264,17 @@ class LocalJudge:
         )
 
     async def baseline(
-        self, task: Task, *, device: str | None = None, precision: Precision | None = None
+        self,
+        task: Task,
+        *,
+        device: str | None = None,
+        precision: Precision | None = None,
+        ops: Ops | None = None,
     ) -> Baseline:
         """The task's eager and torch.compile timings on a GPU under a precision policy (TF32
-        on for ``tf32``), cached in the store per task, GPU, versions and policy."""
+        on for ``tf32``), cached in the store per task, GPU, versions and both policies."""
         policy = Precision(precision or self.settings.precision)
+        operators = Ops(ops or self.settings.ops)
         lane = self._lane(device)
         if lane.gpu is None or lane.ready is None:
             raise JudgeError("baselines are timed on a GPU; this device is the CPU interpreter")
@@ -272,7 +283,8 @@ class LocalJudge:
             timeout = self.settings.baseline_timeout_s
             job = self._job("baseline", lane, task, precision=policy)
             outcome, _ = await self._submit(lane, job, timeout, None)
-            return Baseline.model_validate(report_body(outcome, "baseline", task))
+            measured = Baseline.model_validate(report_body(outcome, "baseline", task))
+            return measured.model_copy(update={"precision": policy, "ops": operators})
 
         return await self._baselines.get(
             task,
@@ -280,6 +292,7 @@ class LocalJudge:
             torch=lane.ready.torch,
             triton=lane.ready.triton,
             precision=policy,
+            ops=operators,
             measure=measure,
         )
 
@@ -320,10 +333,14 @@ def _checked_timeout(timeout_s: float | None, default: float) -> float:
     return float(timeout_s)
 
 
-def _labelled(result: EvalResult, policy: Precision) -> EvalResult:
-    """The result with its precision policy, named in the message unless it is strict: numbers
-    judged under tf32 or legacy must not pass for strict ones."""
+def _labelled(result: EvalResult, policy: Precision, operators: Ops) -> EvalResult:
+    """The result with its policies, each named in the message unless it is the default:
+    numbers judged under tf32, legacy or mixed must not pass for strict, triton-only ones."""
     result.precision = policy
-    if policy is not Precision.STRICT:
-        result.message = f"[{policy.value} precision] {result.message}"
+    result.ops = operators
+    labels = [f"{policy.value} precision"] if policy is not Precision.STRICT else []
+    if operators is not Ops.TRITON:
+        labels.append(f"{operators.value} ops")
+    if labels:
+        result.message = f"[{', '.join(labels)}] {result.message}"
     return result

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from adaexplore_mcp.config import Precision
+from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.judge.pool.lane import LaneStatus
 from adaexplore_mcp.judge.result import EvalResult, Phase
 
@@ -42,6 +42,9 @@ class EvaluateRequest(_Body):
     )
     precision: Precision | None = Field(
         default=None, description="strict, tf32 or legacy; None: the service's default."
+    )
+    ops: Ops | None = Field(
+        default=None, description="triton or mixed; None: the service's default."
     )
 
 

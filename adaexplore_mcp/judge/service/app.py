@@ -72,6 +72,7 @@ class JudgeService:
             timeout_s=request.timeout_s,
             on_progress=on_progress,
             precision=request.precision,
+            ops=request.ops,
         )
 
     async def lint(self, request: LintRequest) -> LintReport:

@@ -16,7 +16,7 @@ import logging
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from adaexplore_mcp.config import Precision, RemoteJudgeSettings
+from adaexplore_mcp.config import Ops, Precision, RemoteJudgeSettings
 from adaexplore_mcp.judge.outcomes import JudgeError
 from adaexplore_mcp.judge.pool.lane import JudgeUnavailable, QueueFull
 from adaexplore_mcp.judge.pool.local import ProgressCallback
@@ -128,10 +128,16 @@ class RemoteJudge:
         timeout_s: float | None = None,
         on_progress: ProgressCallback | None = None,
         precision: Precision | None = None,
+        ops: Ops | None = None,
     ) -> EvalResult:
         """Judge one candidate on the service; the same verdict as the local judge gives."""
         request = EvaluateRequest(
-            task=_payload(task), code=code, device=device, timeout_s=timeout_s, precision=precision
+            task=_payload(task),
+            code=code,
+            device=device,
+            timeout_s=timeout_s,
+            precision=precision,
+            ops=ops,
         )
         limit = timeout_s or (self._health.timeout_s if self._health else 0.0)
         body = await self._call(

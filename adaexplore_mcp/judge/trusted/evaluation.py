@@ -16,7 +16,8 @@ import secrets
 import time
 from typing import Any
 
-from adaexplore_mcp.judge import messages
+from adaexplore_mcp.config import Ops
+from adaexplore_mcp.judge import messages, ops
 from adaexplore_mcp.judge.checks import Violation
 from adaexplore_mcp.judge.errors import classify, detail_of
 from adaexplore_mcp.judge.precision import forced_tolerances
@@ -106,6 +107,8 @@ class Evaluation:
         self.parameter_bytes: dict[str, int] = {}
         self.weights: dict[str, tuple[WeightPrint | None, WeightPrint | None]] = {}
         self.profile_main: Profile | None = None
+        # per torch operator, the most calls of it one checked call of forward made
+        self.library_ops: dict[str, int] = {}
         self.kernel_s = 0.0
         self.guarded = job.integrity.enabled
 
@@ -129,8 +132,11 @@ class Evaluation:
                 raise TaskFailed(f"task {self.task.name!r}: its process {lost.why}") from None
             return self._lost(lost)
         self.phases.kernel_s = self.kernel_s
+        split = ops.work_split(self.profile_main, self.library_ops, self.device_kind)
         text = messages.correct(self.correctness, runtime, self.environment)
-        return self._result(Status.CORRECT, text, runtime=runtime, timing=timing)
+        if self.job.ops is Ops.MIXED:
+            text += ops.split_text(split)
+        return self._result(Status.CORRECT, text, runtime=runtime, timing=timing, work_split=split)
 
     def _ready(self) -> None:
         self.reporter.phase(Phase.COMPILING)
@@ -237,7 +243,9 @@ class Evaluation:
             return
         if self.guarded:
             integrity.first_signals(answer.signals, compiling=first)
-            integrity.launches(answer.signals, calls=1)
+            integrity.launches(answer.signals, calls=1, ops=self.job.ops)
+        if mode != "noop":
+            self.library_ops = ops.widest(self.library_ops, ops.computed_ops(answer.signals))
         if mode == "profile" and self.profile_main is None:
             self.profile_main = answer.signals.profile
         after = offered_views or args_after
@@ -258,7 +266,7 @@ class Evaluation:
                 self.comparison.fresh().compare(outputs, expected, variant=where, trial=trial)
                 is None
             ):
-                integrity.no_triton_work(variant.describe())
+                integrity.no_triton_work(variant.describe(), self.job.ops)
             return
         if self.guarded:
             integrity.outputs(

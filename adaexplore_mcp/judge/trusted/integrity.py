@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from adaexplore_mcp.config import Ops
 from adaexplore_mcp.judge.checks import Check, Violation
 from adaexplore_mcp.judge.trusted.compare import Comparison, as_outputs
 from adaexplore_mcp.judge.wire.subject import Signals
@@ -52,23 +53,52 @@ def first_signals(signals: Signals, *, calls: int = 1, compiling: bool = False) 
         )
 
 
-def launches(signals: Signals, *, calls: int) -> None:
-    """Each call of forward launches a Triton kernel and computes nothing in torch."""
+def launches(signals: Signals, *, calls: int, ops: Ops = Ops.TRITON) -> None:
+    """Each call of forward launches a Triton kernel; under ``triton`` it computes nothing in
+    torch, under ``mixed`` torch's operators may compute beside it."""
     if signals.launches < calls:
         raise Violation(
             Check.NO_TRITON_KERNEL,
             "forward launched no Triton kernel; the computation must run in a `@triton.jit` "
-            "kernel launched as `kernel[grid](...)` on every call",
+            "kernel launched as `kernel[grid](...)` on every call"
+            + (
+                " (under --ops mixed torch's library operators may stay, beside a Triton "
+                "kernel that does part of the work)"
+                if ops is Ops.MIXED
+                else ""
+            ),
         )
+    if ops is Ops.MIXED:
+        return
     profiled = signals.profile.torch_ops if signals.profile is not None else {}
-    ops = signals.torch_ops or profiled
-    if ops:
-        listed = ", ".join(f"{name} ×{count}" for name, count in sorted(ops.items()))
+    ops_seen = signals.torch_ops or profiled
+    if ops_seen:
+        listed = ", ".join(f"{name} ×{count}" for name, count in sorted(ops_seen.items()))
         seen = "" if signals.torch_ops else " (seen by the profiler, on every thread)"
         raise Violation(
             Check.TORCH_FALLBACK,
             f"forward computed with torch operators ({listed}){seen}; torch may only allocate, "
-            "reshape and copy (see docs/integrity.md), the computation belongs in Triton",
+            "reshape and copy (see docs/integrity.md), the computation belongs in Triton; to "
+            "keep torch's library operators (a cuBLAS GEMM, a cuDNN convolution) beside Triton "
+            "kernels, judge under --ops mixed",
+        )
+
+
+def library_ops_checked(signals: Signals, *, calls: int, checked: dict[str, int]) -> None:
+    """Under ``mixed``, timed calls compute with no torch operator beyond those of the checked
+    calls (``checked``: the most of each one call made): the no-op call proved the Triton
+    kernels of those calls did work, not of calls that run torch alone once timing starts."""
+    extra = {
+        name: count
+        for name, count in signals.torch_ops.items()
+        if count > checked.get(name, 0) * calls
+    }
+    if extra:
+        listed = ", ".join(f"{name} ×{count}" for name, count in sorted(extra.items()))
+        raise Violation(
+            Check.TORCH_FALLBACK,
+            f"{calls} timed calls computed with torch operators the checked calls did not "
+            f"make as often ({listed}); the work timed must be the work checked",
         )
 
 
@@ -127,11 +157,17 @@ def result_reuse(
         )
 
 
-def no_triton_work(where: str) -> None:
+def no_triton_work(where: str, ops: Ops = Ops.TRITON) -> None:
+    must = (
+        "torch's library operators may do part of the work, but Triton kernels must do the rest "
+        "and their results must reach the output"
+        if ops is Ops.MIXED
+        else "the computation must run in Triton kernels"
+    )
     raise Violation(
         Check.NO_TRITON_WORK,
         f"on {where}, forward returned the right result with every Triton launch turned into a "
-        "no-op, so something else computed it; the computation must run in Triton kernels",
+        f"no-op, so something else computed it; {must}",
     )
 
 

@@ -7,6 +7,7 @@ import statistics
 import time
 from typing import TYPE_CHECKING, Any
 
+from adaexplore_mcp.config import Ops
 from adaexplore_mcp.judge.result import KernelTime, Phase, RuntimeStats, TimingDetail
 from adaexplore_mcp.judge.trusted import integrity
 from adaexplore_mcp.judge.trusted.timing import (
@@ -49,7 +50,11 @@ def time_candidate(evaluation: Evaluation) -> tuple[RuntimeStats, TimingDetail]:
         def check(sets: list[tuple[int, list[Any]]], result: SpanResult, first: int) -> None:
             if evaluation.guarded:
                 integrity.first_signals(result.signals)
-                integrity.launches(result.signals, calls=len(sets))
+                integrity.launches(result.signals, calls=len(sets), ops=evaluation.job.ops)
+                if evaluation.job.ops is Ops.MIXED:
+                    integrity.library_ops_checked(
+                        result.signals, calls=len(sets), checked=evaluation.library_ops
+                    )
             if result.inputs_modified:
                 integrity.timed_inputs_modified()
             expected = evaluation._expected([key for key, _ in sets])

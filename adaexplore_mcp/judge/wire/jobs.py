@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 
 from adaexplore_mcp.config import (
     IntegritySettings,
+    Ops,
     Precision,
     SandboxSettings,
     TimingSettings,
@@ -38,6 +39,7 @@ class ChildJob(BaseModel):
     odd_trials: int = 1
     tolerances: dict[str, Tolerance] = Field(default_factory=dict)
     precision: Precision = Precision.STRICT
+    ops: Ops = Ops.TRITON
     timing: TimingSettings = Field(default_factory=TimingSettings)
     integrity: IntegritySettings = Field(default_factory=IntegritySettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)

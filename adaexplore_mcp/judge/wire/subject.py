@@ -194,6 +194,10 @@ class KernelRecord(_Message):
 class Profile(_Message):
     torch_ops: dict[str, int] = Field(default_factory=dict)
     kernels: list[KernelRecord] = Field(default_factory=list, max_length=200)
+    # the host's view, the only one on the CPU, where no kernel shows: time inside Triton's
+    # launches, and in torch's outermost operators outside them
+    launch_us: float = Field(default=0.0, ge=0)
+    torch_us: float = Field(default=0.0, ge=0)
 
 
 class Signals(_Message):
