@@ -2,7 +2,7 @@
 
 from adaexplore_mcp.tasks import VariantRole, parse_task
 
-KERNELBENCH = '''
+KERNELBENCH = """
 import torch
 import torch.nn as nn
 
@@ -32,7 +32,7 @@ def get_inputs():
 
 def get_init_inputs():
     return [in_features, hidden, num_heads, kernel_size]
-'''
+"""
 
 
 def derived(source: str) -> dict[str, dict]:
