@@ -122,8 +122,12 @@ def tasks_lint(
             continue
         if report.ok:
             out.print(f"[green]ok[/green]    {report.task}  ({len(report.variants)} shapes)")
+        else:
+            out.print(f"[red]flag[/red]  {report.task}")
+        for skipped in report.skipped:
+            out.print(f"      not linted: {skipped.variant}: {skipped.reason}", markup=False)
+        if report.ok:
             continue
-        out.print(f"[red]flag[/red]  {report.task}")
         if report.error:
             out.print(f"      {report.error}", markup=False)
         for finding in report.findings:

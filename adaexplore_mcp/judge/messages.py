@@ -20,10 +20,14 @@ def _number(value: float | None, digits: int = 3) -> str:
 
 def correct(correctness: Correctness, runtime: RuntimeStats | None, env: Environment) -> str:
     shapes = len(correctness.variants_checked)
+    names = ", ".join(_short(shape) for shape in correctness.variants_checked)
     text = (
         f"Correct on {correctness.trials_passed} trials over {shapes} shape"
-        f"{'s' if shapes != 1 else ''} (max abs error {_number(correctness.max_abs_error)})."
+        f"{'s' if shapes != 1 else ''} ({names}; max abs error "
+        f"{_number(correctness.max_abs_error)})."
     )
+    for skipped in correctness.variants_skipped:
+        text += f" Not checked on {skipped.variant}: {skipped.reason}."
     if runtime is None:
         text += " Ran in Triton's CPU interpreter: no timing."
     else:
@@ -98,7 +102,34 @@ MISSING_MODEL_NEW = (
 )
 
 
+def _short(shape: str) -> str:
+    """A variant's name without its sizes (``correctness.variants_checked`` has them)."""
+    return shape.split(" (")[0]
+
+
+_DERIVED_NOTE = (
+    " The judge derived this shape from the task's sizes (the task declares no ODD_SHAPES): "
+    "the kernel must work for any sizes get_inputs() produces, so read sizes from the "
+    "inputs' shapes and strides, mask the last partial block, and assume no alignment."
+)
+_RANGE_NOTE = (
+    " This input set had its float32 inputs multiplied by 2**-24: inside float32's and TF32's "
+    "range, below float16's normal numbers. The tf32 policy allows TF32's precision with "
+    "float32's range, so operands rounded to float16 fail here: keep float32 operands in "
+    'tl.dot (input_precision="tf32" or "ieee"), or judge under --precision legacy.'
+)
+
+
 def incorrect(mismatch: Mismatch) -> str:
+    text = _incorrect(mismatch)
+    if mismatch.input_scale is not None:
+        text += _RANGE_NOTE
+    elif mismatch.variant.startswith("derived-") and mismatch.kind != "count":
+        text += _DERIVED_NOTE
+    return text
+
+
+def _incorrect(mismatch: Mismatch) -> str:
     where = f"output {mismatch.output_index} on shape {mismatch.variant}, trial {mismatch.trial}"
     kind = mismatch.kind
     if kind == "input_modified":

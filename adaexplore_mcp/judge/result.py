@@ -60,11 +60,24 @@ class Mismatch(BaseModel):
     actual_value: float | None = None
     atol: float | None = None
     rtol: float | None = None
+    input_scale: float | None = Field(
+        default=None,
+        description="The float32 inputs of this input set were multiplied by this factor "
+        "(the float32-range trial of the tf32 policy, docs/precision.md).",
+    )
     errors_by_shape: list[ShapeError] | None = Field(
         default=None,
         description="When the error is the size rounding produces: the same output's relative "
         "L2 error on every shape, smallest inputs first (rounding error grows with the size).",
     )
+
+
+class SkippedVariant(BaseModel):
+    """A shape the judge derived from the task's sizes that the task's own reference cannot
+    run: no kernel is asked to."""
+
+    variant: str = Field(description="e.g. 'derived-odd (batch_size=65, dim=8193)'.")
+    reason: str = Field(description="What the reference did: the error it raised, or NaN/Inf.")
 
 
 class Correctness(BaseModel):
@@ -74,6 +87,10 @@ class Correctness(BaseModel):
         default=0, description="Timed calls whose output was checked too (every one of them)."
     )
     variants_checked: list[str] = Field(default_factory=list)
+    variants_skipped: list[SkippedVariant] = Field(
+        default_factory=list,
+        description="Derived shapes not checked because the reference itself rejects them.",
+    )
     max_abs_error: float | None = Field(default=None, description="Over every passed comparison.")
     max_rel_error: float | None = Field(
         default=None, description="Relative to max(|expected|, atol), over every passed comparison."
@@ -278,6 +295,9 @@ class LintReport(BaseModel):
     task: str
     task_hash: str
     variants: list[str]
+    skipped: list[SkippedVariant] = Field(
+        default_factory=list, description="Derived shapes the reference itself rejects."
+    )
     findings: list[LintFinding]
     error: str | None = Field(default=None, description="The reference itself failed to run.")
 

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from adaexplore_mcp.config import Tolerance
+from adaexplore_mcp.tasks.derived import derive_variants, integer_globals
 from adaexplore_mcp.tasks.model import ShapeValue, ShapeVariant, Task, VariantRole
 
 REQUIRED = {
@@ -92,11 +93,12 @@ def parse_task(
         if isinstance(value, ShapeValue) and key not in ("SMALL_SHAPES", "ODD_SHAPES")
     }
     variants = [ShapeVariant(name="benchmark", role=VariantRole.BENCHMARK)]
+    small: dict[str, ShapeValue] = {}
 
     if "SMALL_SHAPES" in literals:
         value, line = literals["SMALL_SHAPES"]
-        overrides = _overrides(value, "SMALL_SHAPES", defined, display, line)
-        variants.append(ShapeVariant(name="small", role=VariantRole.SMALL, overrides=overrides))
+        small = _overrides(value, "SMALL_SHAPES", defined, display, line)
+        variants.append(ShapeVariant(name="small", role=VariantRole.SMALL, overrides=small))
     elif "SMALL_SHAPES" in defined:
         raise _not_literal("SMALL_SHAPES", defined["SMALL_SHAPES"], display)
 
@@ -111,6 +113,8 @@ def parse_task(
             )
     elif "ODD_SHAPES" in defined:
         raise _not_literal("ODD_SHAPES", defined["ODD_SHAPES"], display)
+    else:
+        variants += derive_variants(integer_globals(tree), small)
 
     tolerance = None
     if "TOLERANCE" in literals:

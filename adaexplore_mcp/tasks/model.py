@@ -19,6 +19,9 @@ class VariantRole(StrEnum):
     BENCHMARK = "benchmark"  # the module's own globals: realistic GPU sizes, timed on a GPU
     SMALL = "small"  # SMALL_SHAPES: replaces the benchmark shape on the CPU interpreter
     ODD = "odd"  # ODD_SHAPES: correctness-only, non-power-of-two sizes, every device
+    # without ODD_SHAPES: correctness-only, the module's integer sizes changed (tasks/derived.py);
+    # skipped where the reference itself cannot run them
+    DERIVED = "derived"
 
 
 class ShapeVariant(BaseModel, frozen=True):
@@ -67,7 +70,8 @@ class Task(BaseModel, frozen=True):
     def variants_for(self, device_kind: Literal["cpu", "cuda"]) -> list[ShapeVariant]:
         """The variants checked for correctness on a device; the first one is the main shape."""
         main = self.main_variant(device_kind)
-        return [main, *(v for v in self.variants if v.role is VariantRole.ODD)]
+        extra = (VariantRole.ODD, VariantRole.DERIVED)
+        return [main, *(v for v in self.variants if v.role in extra)]
 
     def main_variant(self, device_kind: Literal["cpu", "cuda"]) -> ShapeVariant:
         by_role = {v.role: v for v in self.variants}

@@ -15,7 +15,7 @@ from adaexplore_mcp.judge.precision import (
 )
 from adaexplore_mcp.judge.result import Mismatch, ShapeError
 from adaexplore_mcp.judge.trusted.compare import Comparison, tolerance_for
-from adaexplore_mcp.tasks import bundled_solution, resolve_task
+from adaexplore_mcp.tasks import bundled_solution, parse_task, resolve_task
 
 BASE = {
     "float32": Tolerance(atol=1e-4, rtol=1e-4),
@@ -140,3 +140,106 @@ def test_policies_never_share_baselines_and_strict_keeps_its_old_key():
     keys = {p: baseline_key(GELU, "NVIDIA H200", "2.11", "3.6", p) for p in Precision}
     assert len(set(keys.values())) == 3
     assert keys[Precision.STRICT] == baseline_key(GELU, "NVIDIA H200", "2.11", "3.6")
+
+
+# -- float16 operands under tf32: TF32's significand, float32's range ----------------------------
+
+GEMM = parse_task(
+    '''"""C = A @ B in float32, KernelBench style."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        return a @ b
+
+
+M = 32
+K = 64
+N = 32
+
+
+def get_inputs():
+    return [torch.randn(M, K), torch.randn(K, N)]
+
+
+def get_init_inputs():
+    return []
+
+ODD_SHAPES = [{"M": 17, "K": 33, "N": 19}]
+''',
+    name="gemm_f32",
+)
+
+# One tiled GEMM; OPERANDS turns the float32 tiles into what tl.dot multiplies.
+GEMM_KERNEL = """import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for start in range(0, K, BLOCK):
+        ks = start + tl.arange(0, BLOCK)
+        a = tl.load(
+            a_ptr + rows[:, None] * K + ks[None, :],
+            mask=(rows[:, None] < M) & (ks[None, :] < K),
+            other=0.0,
+        )
+        b = tl.load(
+            b_ptr + ks[:, None] * N + cols[None, :],
+            mask=(ks[:, None] < K) & (cols[None, :] < N),
+            other=0.0,
+        )
+OPERANDS
+    c = c_ptr + rows[:, None] * N + cols[None, :]
+    tl.store(c, acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        a, b = a.contiguous(), b.contiguous()
+        M, K = a.shape
+        N = b.shape[1]
+        c = torch.empty((M, N), dtype=torch.float32, device=a.device)
+        gemm_kernel[(triton.cdiv(M, 16), triton.cdiv(N, 16))](a, b, c, M, N, K, BLOCK=16)
+        return c
+"""
+# TF32 as the tensor cores round it (the interpreter multiplies in float32): the low 13 of
+# float32's 23 mantissa bits rounded away, the exponent kept.
+TF32_OPERANDS = """\
+        a = ((a.to(tl.int32, bitcast=True) + 0x1000) & -8192).to(tl.float32, bitcast=True)
+        b = ((b.to(tl.int32, bitcast=True) + 0x1000) & -8192).to(tl.float32, bitcast=True)
+        acc = tl.dot(a, b, acc, input_precision="ieee")"""
+# float16 operands: the same 10-bit significand, a 5-bit exponent.
+FP16_OPERANDS = """\
+        acc = tl.dot(a.to(tl.float16), b.to(tl.float16), acc)"""
+
+
+def test_tf32_passes_tf32_operands_and_fails_float16_operands_on_float32s_range(cpu_judge):
+    tf32 = cpu_judge.evaluate(
+        GEMM, GEMM_KERNEL.replace("OPERANDS", TF32_OPERANDS), precision=Precision.TF32
+    )
+    assert tf32.status == "correct", tf32.message
+    assert tf32.correctness.trials_passed == tf32.correctness.trials_run
+
+    fp16_kernel = GEMM_KERNEL.replace("OPERANDS", FP16_OPERANDS)
+    fp16 = cpu_judge.evaluate(GEMM, fp16_kernel, precision=Precision.TF32)
+    assert fp16.status == "incorrect", fp16.message
+    mismatch = fp16.correctness.mismatch
+    # every ordinary input set passed: only the one scaled into float32's range catches it
+    assert mismatch.input_scale == 2.0**-24 and mismatch.variant == "benchmark"
+    assert fp16.correctness.trials_passed == fp16.correctness.trials_run - 1 >= 1
+    assert "below float16's normal numbers" in fp16.message
+    assert "reduced precision" not in fp16.message  # not TF32's rounding: no TF32 advice
+
+    # legacy reproduces published numbers, float16 operands included; strict's tolerance
+    # refuses them on ordinary inputs already
+    assert cpu_judge.evaluate(GEMM, fp16_kernel, precision=Precision.LEGACY).ok
+    strict = cpu_judge.evaluate(GEMM, fp16_kernel, precision=Precision.STRICT)
+    assert strict.status == "incorrect" and strict.correctness.mismatch.input_scale is None

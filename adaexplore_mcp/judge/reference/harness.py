@@ -95,7 +95,9 @@ class Reference:
         return answer, answer_payload
 
     def inputs(self, request: InputsRequest, payload: bytes) -> tuple[Answer, bytes]:
-        values = self.task.inputs(request.variant, request.overrides, request.seed)
+        values = self.task.inputs(
+            request.variant, request.overrides, request.seed, scale=request.scale
+        )
         expected = None
         if request.reference:
             expected = self.task.run(self.models[request.variant], values)

@@ -65,13 +65,26 @@ class TaskModule:
                 model = model.to(self.device)
             return model
 
-    def inputs(self, variant: str, overrides: dict[str, ShapeValue], seed: int) -> list[Any]:
+    def inputs(
+        self,
+        variant: str,
+        overrides: dict[str, ShapeValue],
+        seed: int,
+        *,
+        scale: float | None = None,
+    ) -> list[Any]:
         self.apply(overrides)
         with self.task_code(f"calling get_inputs() for {variant}"):
             torch.manual_seed(seed)
             with torch.device(self.device):
                 values = list(self.module.get_inputs())
-            return [v.to(self.device) if isinstance(v, torch.Tensor) else v for v in values]
+            values = [v.to(self.device) if isinstance(v, torch.Tensor) else v for v in values]
+        if scale is None:
+            return values
+        return [
+            v * scale if isinstance(v, torch.Tensor) and v.dtype == torch.float32 else v
+            for v in values
+        ]
 
     def run(self, model: Any, inputs: list[Any]) -> Any:
         with self.task_code("running Model.forward"), torch.no_grad():

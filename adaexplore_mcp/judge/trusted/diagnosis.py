@@ -15,6 +15,7 @@ from adaexplore_mcp.judge.trusted.common import Verdict
 from adaexplore_mcp.judge.trusted.link import SubjectFailed, SubjectLost
 from adaexplore_mcp.judge.trusted.report import TaskFailed
 from adaexplore_mcp.judge.wire.subject import ForgetRequest, OkAnswer
+from adaexplore_mcp.tasks import VariantRole
 
 if TYPE_CHECKING:
     from adaexplore_mcp.judge.trusted.evaluation import Evaluation
@@ -29,13 +30,16 @@ def diagnose_rounding(evaluation: Evaluation, mismatch: Mismatch) -> None:
     errors = [ShapeError(shape=mismatch.variant, inputs=0, rel_l2_error=mismatch.rel_l2_error)]
     try:
         for variant in evaluation.task.variants_for(evaluation.device_kind):
+            built = variant.name in evaluation.parameter_bytes
+            if variant.role is VariantRole.DERIVED and not built:
+                continue  # the reference may not run it; only shapes already checked
             key, master = evaluation._inputs(variant)
             if variant.describe() == mismatch.variant:
                 errors[0].inputs = _numel(master)
                 evaluation._task(ForgetRequest(keys=[key]), OkAnswer)
                 continue
-            if variant.name not in evaluation.parameter_bytes:
-                evaluation._build(variant)
+            if not built:
+                evaluation._build(variant, None)
             outputs, _, _, _ = evaluation._call(variant, master, "check", Phase.CHECKING, False)
             expected, _ = evaluation._reference(key)
             actual, want = outputs[mismatch.output_index], expected[mismatch.output_index]

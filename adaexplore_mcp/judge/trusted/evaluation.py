@@ -20,7 +20,7 @@ from adaexplore_mcp.config import Ops
 from adaexplore_mcp.judge import messages, ops
 from adaexplore_mcp.judge.checks import Violation
 from adaexplore_mcp.judge.errors import classify, detail_of
-from adaexplore_mcp.judge.precision import forced_tolerances
+from adaexplore_mcp.judge.precision import forced_tolerances, range_trial_scale
 from adaexplore_mcp.judge.result import (
     Correctness,
     Environment,
@@ -46,6 +46,7 @@ from adaexplore_mcp.judge.trusted.compare import Comparison, first_modified
 from adaexplore_mcp.judge.trusted.gpulock import NoHold, SharedHold
 from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed, SubjectLost
 from adaexplore_mcp.judge.trusted.report import Reporter, TaskFailed
+from adaexplore_mcp.judge.trusted.shapes import is_float32, nonfinite, probe_reference
 from adaexplore_mcp.judge.wire.jobs import ChildJob
 from adaexplore_mcp.judge.wire.subject import (
     BuildAnswer,
@@ -68,7 +69,7 @@ from adaexplore_mcp.judge.wire.subject import (
     ValuesAnswer,
     WeightPrint,
 )
-from adaexplore_mcp.tasks import ShapeVariant
+from adaexplore_mcp.tasks import ShapeVariant, VariantRole
 
 
 class Evaluation:
@@ -163,11 +164,20 @@ class Evaluation:
 
     def _check_all(self) -> None:
         variants = self.task.variants_for(self.device_kind)
+        scale = range_trial_scale(self.job.precision)
         for position, variant in enumerate(variants):
-            self._build(variant)
+            built = None
+            if variant.role is VariantRole.DERIVED:
+                built = self._derived_runs(variant)
+                if built is None:
+                    continue
+            self._build(variant, built)
             trials = self.job.trials if position == 0 else self.job.odd_trials
             for trial in range(trials):
                 self._trial(variant, trial, "check")
+            if position == 0 and scale is not None:
+                self._trial(variant, trials, "check", scale=scale)
+                trials += 1
             if self.guarded:
                 # the profiler on every CPU shape; on a GPU (where starting it costs most) on
                 # the main shape, while the recorder and the noop call see every shape
@@ -176,11 +186,24 @@ class Evaluation:
                 self._trial(variant, trials + 1, "noop")
             self.correctness.variants_checked.append(variant.describe())
 
-    def _build(self, variant: ShapeVariant) -> None:
-        request = BuildRequest(
+    def _build_request(self, variant: ShapeVariant) -> BuildRequest:
+        return BuildRequest(
             variant=variant.name, overrides=dict(variant.overrides), seed=self.init_seed
         )
-        built, payload = self._task(request, BuildAnswer)
+
+    def _derived_runs(self, variant: ShapeVariant) -> tuple[BuildAnswer, bytes] | None:
+        """The task's build of a derived shape when its reference runs it, else None (the
+        variant recorded as skipped, with why)."""
+        request, seed = self._build_request(variant), self.rng.getrandbits(62)
+        built, skipped = probe_reference(self.task_link, variant, request, seed, next(self._keys))
+        if skipped is not None:
+            self.correctness.variants_skipped.append(skipped)
+        return built
+
+    def _build(self, variant: ShapeVariant, built_here: tuple[BuildAnswer, bytes] | None) -> None:
+        """Build both modules for a variant (the task's already, when ``built_here``)."""
+        request = self._build_request(variant)
+        built, payload = built_here or self._task(request, BuildAnswer)
         init = self.task_link.take(built.init or [], payload, set())
         self.parameter_bytes[variant.name] = built.parameter_bytes
         specs, offered, _ = self.candidate.offer(init)
@@ -197,7 +220,9 @@ class Evaluation:
     def _task(self, request: Any, expect: type) -> tuple[Any, bytes]:
         return ask_task(self.task_link, self.task, request, expect)
 
-    def _inputs(self, variant: ShapeVariant, *, reference: bool = False) -> tuple[int, list[Any]]:
+    def _inputs(
+        self, variant: ShapeVariant, *, reference: bool = False, scale: float | None = None
+    ) -> tuple[int, list[Any]]:
         key = next(self._keys)
         request = InputsRequest(
             variant=variant.name,
@@ -205,6 +230,7 @@ class Evaluation:
             seed=self.rng.getrandbits(62),
             key=key,
             reference=reference,
+            scale=scale,
         )
         answer, payload = self._task(request, ValuesAnswer)
         return key, self.task_link.take(answer.values, payload, set())
@@ -233,8 +259,15 @@ class Evaluation:
         self._task(ForgetRequest(keys=[key]), OkAnswer)
         return expected, answer
 
-    def _trial(self, variant: ShapeVariant, trial: int, mode: CallMode) -> None:
-        key, master = self._inputs(variant)
+    def _trial(
+        self, variant: ShapeVariant, trial: int, mode: CallMode, *, scale: float | None = None
+    ) -> None:
+        """One call of the candidate on fresh inputs, checked. ``scale``: the float32 inputs
+        multiplied by it (the float32-range trial of the tf32 policy)."""
+        key, master = self._inputs(variant, scale=scale)
+        if scale is not None and not any(is_float32(value) for value in master):
+            self._task(ForgetRequest(keys=[key]), OkAnswer)  # nothing to scale: no such trial
+            return
         first = self._calls_on.get(variant.name, 0) == 0
         phase = Phase.COMPILING if not self._calls_on else Phase.CHECKING
         outputs, answer, args_after, offered_views = self._call(variant, master, mode, phase, first)
@@ -260,6 +293,8 @@ class Evaluation:
                 )
             )
         expected, reference = self._reference(key)
+        if scale is not None and any(nonfinite(value) for value in expected):
+            return  # the reference itself leaves float32's range on these inputs
         where = f"input set {trial + 1} of {variant.describe()}"
         if mode == "noop":
             if (
@@ -281,7 +316,9 @@ class Evaluation:
         self.correctness.trials_run += 1
         if mismatch is not None:
             integrity.result_reuse(outputs, self._earlier.get(variant.name), self.comparison, where)
-            self._diagnose_rounding(mismatch)
+            if scale is None:
+                self._diagnose_rounding(mismatch)
+            mismatch.input_scale = scale
             self._incorrect(mismatch)
         self._earlier[variant.name] = expected
         self.correctness.trials_passed += 1

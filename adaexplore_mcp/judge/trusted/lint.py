@@ -15,11 +15,11 @@ from typing import Any
 
 import torch
 
-from adaexplore_mcp.judge.result import LintFinding, LintReport, Phase
+from adaexplore_mcp.judge.result import LintFinding, LintReport, Phase, SkippedVariant
 from adaexplore_mcp.judge.trusted.common import ask_task, task_failure
 from adaexplore_mcp.judge.trusted.compare import Comparison, first_modified
 from adaexplore_mcp.judge.trusted.link import Link
-from adaexplore_mcp.judge.trusted.report import Reporter
+from adaexplore_mcp.judge.trusted.report import Reporter, TaskFailed
 from adaexplore_mcp.judge.wire.jobs import ChildJob
 from adaexplore_mcp.judge.wire.subject import (
     BuildAnswer,
@@ -28,7 +28,7 @@ from adaexplore_mcp.judge.wire.subject import (
     ReferenceRequest,
     ValuesAnswer,
 )
-from adaexplore_mcp.tasks import ShapeVariant, Task
+from adaexplore_mcp.tasks import ShapeVariant, Task, VariantRole
 
 
 class _Lint:
@@ -113,15 +113,27 @@ def run_lint(job: ChildJob, task_link: Link, reporter: Reporter) -> LintReport:
     lint = _Lint(job, task_link)
     if ready.error is not None:
         raise task_failure(task, ready.error)
-    variants = task.variants_for("cpu" if job.device == "cpu" else "cuda")
     findings: list[LintFinding] = []
-    for variant in variants:
-        findings += lint.variant(variant)
+    linted: list[str] = []
+    skipped: list[SkippedVariant] = []
+    for variant in task.variants_for("cpu" if job.device == "cpu" else "cuda"):
+        derived = variant.role is VariantRole.DERIVED
+        try:
+            found = lint.variant(variant)
+        except TaskFailed as failure:
+            if not derived:
+                raise
+            # a shape the judge made up, not one the task promised: evaluations skip it too
+            skipped.append(SkippedVariant(variant=variant.describe(), reason=str(failure)))
+            continue
+        if derived and any(finding.check == "nonfinite" for finding in found):
+            reason = "the reference's output holds NaN or Inf"
+            skipped.append(SkippedVariant(variant=variant.describe(), reason=reason))
+            continue
+        findings += found
+        linted.append(variant.describe())
     return LintReport(
-        task=task.name,
-        task_hash=task.hash,
-        variants=[v.describe() for v in variants],
-        findings=findings,
+        task=task.name, task_hash=task.hash, variants=linted, skipped=skipped, findings=findings
     )
 
 

@@ -45,6 +45,11 @@ class InputsRequest(_Message):
     reference: bool = Field(
         default=False, description="Also compute the reference now and keep it under the key."
     )
+    scale: float | None = Field(
+        default=None,
+        description="Multiply every float32 input tensor by this power of two (exact), in the "
+        "set kept here and in the one answered.",
+    )
 
 
 class ReferenceRequest(_Message):
