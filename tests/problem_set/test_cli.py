@@ -49,7 +49,7 @@ def test_a_problem_set_judged_in_one_command_resumed_and_reported(tmp_path):
         "level1/2.py": "incorrect",
         "level1/3_Sum_Rows.py": "runtime_error",
     }
-    assert summary["policies"] == {"precision": "strict"}
+    assert summary["policies"] == {"precision": "strict", "ops": "triton"}
     assert summary["kernels"] == 3 and summary["correct"] == 1
     assert summary["verdicts"]["incorrect"] == 1 and summary["verdicts"]["runtime_error"] == 1
     assert summary["fast_p"] == {"0": 1 / 3, "1": 0.0, "1.5": 0.0}
@@ -72,7 +72,7 @@ def test_a_problem_set_judged_in_one_command_resumed_and_reported(tmp_path):
     again = run_cli(*args, home=tmp_path / "home", timeout=120)
     assert again.returncode == 0, again.stderr
     assert "3 kernels already judged under these policies" in again.stderr
-    assert "3 kernels judged · precision strict" in again.stdout
+    assert "3 kernels judged · ops triton · precision strict" in again.stdout
     assert "verdicts: correct 1 · incorrect 1 · runtime_error 1" in again.stdout
     assert len(out.read_text().splitlines()) == 3
 
@@ -80,7 +80,7 @@ def test_a_problem_set_judged_in_one_command_resumed_and_reported(tmp_path):
     drawn = run_cli("report", str(out), "--out", str(page), home=tmp_path / "home", timeout=60)
     assert drawn.returncode == 0, drawn.stderr
     html = page.read_text()
-    assert "3 kernels · precision strict" in html
+    assert "3 kernels · ops triton · precision strict" in html
     for name in ("level1/1_Softmax.py", "level1/2.py", "runtime_error", "fast_1.2"):
         assert name in html
 
