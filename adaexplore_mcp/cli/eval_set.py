@@ -233,13 +233,14 @@ _STYLE = {"correct": "green", "incorrect": "yellow", "rejected": "magenta"}
 
 def print_summary(summary: SetSummary) -> None:
     table = Table(box=None, pad_edge=False)
-    for column in ("status", "speedup", "kernel", "problem", "checks"):
-        table.add_column(column, justify="right" if column == "speedup" else "left")
+    for column in ("status", "speedup", "triton", "kernel", "problem", "checks"):
+        table.add_column(column, justify="right" if column in ("speedup", "triton") else "left")
     for row in summary.rows:
         style = _STYLE.get(row.status.value, "red")
         table.add_row(
             f"[{style}]{row.status.value}[/{style}]",
             f"{row.speedup_eager:.2f}x" if row.speedup_eager is not None else "",
+            f"{row.triton_share:.0%}" if row.triton_share is not None else "",
             row.kernel,
             row.problem,
             ", ".join(row.checks),

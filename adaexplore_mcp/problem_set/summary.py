@@ -31,6 +31,11 @@ class KernelRow(BaseModel):
     status: Status
     speedup_eager: float | None = Field(description="Only for a correct kernel timed on a GPU.")
     checks: list[str] = Field(description="The integrity checks that flagged the kernel.")
+    triton_share: float | None = Field(
+        default=None,
+        description="Of a correct kernel's profiled time, the fraction in its Triton kernels "
+        "(the rest in library kernels: what --ops mixed leaves to cuBLAS or cuDNN).",
+    )
     variants: list[str] = Field(description="The shapes its correctness was checked on.")
     message: str
 
@@ -123,6 +128,9 @@ def _row(record: SetRecord) -> KernelRow:
         status=result.status,
         speedup_eager=speedup if measured else None,
         checks=[flag.check for flag in result.integrity],
+        triton_share=result.work_split.triton_share
+        if result.status is Status.CORRECT and result.work_split is not None
+        else None,
         variants=list(result.correctness.variants_checked),
         message=result.message,
     )

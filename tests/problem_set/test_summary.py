@@ -103,3 +103,16 @@ def test_legacy_is_named_and_policies_never_mix():
 def test_an_empty_set():
     summary = summarize([])
     assert summary.kernels == 0 and summary.capped_mean is None and summary.fast_p["0"] == 0.0
+
+
+def test_a_correct_kernels_row_carries_its_triton_share():
+    from adaexplore_mcp.judge.result import WorkSplit
+
+    mixed = record("m", Status.CORRECT, 1.1)
+    mixed.result.work_split = WorkSplit(
+        measured_on="gpu", triton_ms=0.01, library_ms=0.09, library_ops={"mm": 1}
+    )
+    (row,) = summarize([mixed]).rows
+    assert row.triton_share == pytest.approx(0.1)
+    (unsplit,) = summarize([record("n", Status.CORRECT, 1.1)]).rows
+    assert unsplit.triton_share is None
