@@ -28,6 +28,7 @@ import traceback
 
 import torch
 
+from adaexplore_mcp.judge.trusted.gpulock import GpuLock
 from adaexplore_mcp.judge.trusted.link import Link
 from adaexplore_mcp.judge.trusted.main import run
 from adaexplore_mcp.judge.trusted.report import Reporter
@@ -50,10 +51,16 @@ MAX_FDS = 8
 
 class Resident:
     def __init__(
-        self, control: socket.socket, calibrator: Channel | None, device: torch.device
+        self,
+        control: socket.socket,
+        calibrator: Channel | None,
+        device: torch.device,
+        gpu_lock: str | None = None,
     ) -> None:
         self.control = control
         self.device = device
+        # giving memory back unmaps pages of the GPU: kept out of other evaluations' timings
+        self.quiet = GpuLock(gpu_lock).shared if gpu_lock else contextlib.nullcontext
         self.calibrator = calibrator
         self.calibrator_ready: ReadyAnswer | None = None  # read once the job before ended
         self.unfreed: dict[int, list[Arena]] = {}
@@ -69,7 +76,8 @@ class Resident:
                 return
             order, fds = received
             if order.kind == "reaped":
-                self._free_up_to(order.seq)
+                with self.quiet():
+                    self._free_up_to(order.seq)
                 continue
             self._job(order, fds)
             if self.calibrator is not None:
@@ -78,8 +86,9 @@ class Resident:
                 torch.cuda.synchronize(self.device)  # a context that failed ends this process
                 # what the job allocated goes back to the GPU, not into this process's cache:
                 # four workers' caches, each as large as its largest job, filled an H200
-                gc.collect()
-                torch.cuda.empty_cache()
+                with self.quiet():
+                    gc.collect()
+                    torch.cuda.empty_cache()
 
     def _order(self) -> tuple[ResidentOrder, list[int]] | None:
         data, fds, _, _ = socket.recv_fds(self.control, ORDER_BYTES, MAX_FDS)
@@ -166,9 +175,14 @@ def _print_into(fd: int | None) -> None:
     os.close(target)
 
 
-def serve(control: socket.socket, calibrator: Channel | None, device: torch.device) -> None:
+def serve(
+    control: socket.socket,
+    calibrator: Channel | None,
+    device: torch.device,
+    gpu_lock: str | None,
+) -> None:
     """The resident's life, once its CUDA context is made."""
     try:
-        Resident(control, calibrator, device).serve()
+        Resident(control, calibrator, device, gpu_lock).serve()
     except (ChannelClosed, FrameError):
         traceback.print_exc()

@@ -202,7 +202,12 @@ def _trusted(control: socket.socket, calibrator: socket.socket | None, device, g
     os.dup2(null, 2)
     _keep_only({control.fileno(), *((calibrator.fileno(),) if calibrator else ())})
     torch_device = _made_under_lock(device, gpu_lock)
-    serve(control, Channel(calibrator) if calibrator else None, torch_device)
+    serve(
+        control,
+        Channel(calibrator) if calibrator else None,
+        torch_device,
+        gpu_lock if device != "cpu" else None,
+    )
 
 
 def _calibrator(channel_end: socket.socket, gpu_lock: str | None) -> None:
