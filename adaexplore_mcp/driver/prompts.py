@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from adaexplore_mcp.config import Ops
 from adaexplore_mcp.judge import EvalResult
 from adaexplore_mcp.llm import Message
 from adaexplore_mcp.mcp_server import (
@@ -63,10 +64,13 @@ def large(
     pool: Sequence[PoolEntry | PoolKernel],
     rules: list[str],
     lessons: list[str],
+    *,
+    ops: Ops,
 ) -> str:
     """A large step (AdaExplore), or a fresh kernel from the root (the baselines): the
-    ``large_step`` template; with an empty pool it asks for a first correct kernel."""
-    variables = large_step_variables(task, search_id, node_id, pool, rules, "text")
+    ``large_step`` template; with an empty pool it asks for a first correct kernel. ``ops`` is
+    the search's operator policy."""
+    variables = large_step_variables(task, search_id, node_id, pool, rules, "text", ops=ops)
     return render("large_step", **variables, lessons=lessons)
 
 
@@ -77,10 +81,12 @@ def revise(
     memory: list[MemoryEntry],
     rules: list[str],
     lessons: list[str],
+    *,
+    ops: Ops,
 ) -> str:
     """The reviser's prompt: the ``small_step`` template asking for 1–3 improvements only."""
     variables = small_step_variables(
-        task, search_id, node.id, node.code or "", memory, rules, "text"
+        task, search_id, node.id, node.code or "", memory, rules, "text", ops=ops
     )
     return render("small_step", **variables, lessons=lessons, revise_only=True)
 
@@ -93,11 +99,13 @@ def tune(
     rules: list[str],
     lessons: list[str],
     improvements: str,
+    *,
+    ops: Ops,
 ) -> str:
     """The tuner's prompt: the ``small_step`` template with the reviser's improvements, asking
     for old_str/new_str edits in the text format."""
     variables = small_step_variables(
-        task, search_id, node.id, node.code or "", memory, rules, "text"
+        task, search_id, node.id, node.code or "", memory, rules, "text", ops=ops
     )
     return render("small_step", **variables, lessons=lessons, improvements=improvements)
 
@@ -118,6 +126,8 @@ def refine(
     node: NodeView,
     rules: list[str],
     lessons: list[str],
+    *,
+    ops: Ops,
 ) -> str:
     """``refine.txt``: a whole new version of one kernel, given the judge's feedback on it."""
     result = node.result
@@ -135,6 +145,7 @@ def refine(
         rules=rules,
         lessons=lessons,
         answer_with="text",
+        ops=ops.value,
     )
 
 

@@ -268,7 +268,7 @@ class Driver:
             task=task_from_source(record.source, record.name),
             search_id=record.search_id,
             precision=self._config.precision.value,
-            ops=self._config.ops.value,
+            ops=self._config.ops,
         )
         if self._bank is not None:
             task.lessons = lessons_for(self._bank, task, run, self.settings.driver.lessons)

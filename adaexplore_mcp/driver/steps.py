@@ -16,7 +16,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from adaexplore_mcp.config import DriverSettings
+from adaexplore_mcp.config import DriverSettings, Ops
 from adaexplore_mcp.driver.errors import DriveError, JudgeUnreachable, ModelRefused
 from adaexplore_mcp.driver.prompts import SYSTEM, Role
 from adaexplore_mcp.driver.records import MemoryMode, StepOutcome, StepRecord, Strategy
@@ -52,7 +52,7 @@ class TaskRun:
     task: Task
     search_id: str
     precision: str
-    ops: str = "triton"
+    ops: Ops = Ops.TRITON  # the search's operator policy; its prompts say what it allows
     lessons: list[str] = field(default_factory=list)
     records: dict[int, StepRecord] = field(default_factory=dict)
     running: set[int] = field(default_factory=set)

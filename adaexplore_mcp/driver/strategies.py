@@ -52,7 +52,7 @@ async def fresh_kernel(ctx: StepContext) -> Step:
     ctx.action = "sample"
     run = ctx.task
     rules = await ctx.rules_for(None)
-    prompt = prompts.large(run.task, run.search_id, 0, [], rules, run.lessons)
+    prompt = prompts.large(run.task, run.search_id, 0, [], rules, run.lessons, ops=run.ops)
     code = kernel_from_reply(await ctx.ask("writer", prompt))
     return await ctx.regenerate(code, 0)
 
@@ -63,7 +63,7 @@ async def rewrite(ctx: StepContext, node_id: int) -> Step:
     node = await ctx.tools.get_node(run.search_id, node_id)
     ctx.parent_id = node.id
     rules = await ctx.rules_for(node.code)
-    prompt = prompts.refine(run.task, run.search_id, node, rules, run.lessons)
+    prompt = prompts.refine(run.task, run.search_id, node, rules, run.lessons, ops=run.ops)
     code = kernel_from_reply(await ctx.ask("writer", prompt))
     return await ctx.regenerate(code, node.id)
 
@@ -93,7 +93,9 @@ class AdaExplore(Strategy):
         run = ctx.task
         rules = ctx.rules([hit.text for hit in selection.rules])
         pool = [entry for entry in selection.pool if entry.code is not None]  # within budget
-        prompt = prompts.large(run.task, run.search_id, selection.node.id, pool, rules, run.lessons)
+        prompt = prompts.large(
+            run.task, run.search_id, selection.node.id, pool, rules, run.lessons, ops=run.ops
+        )
         code = kernel_from_reply(await ctx.ask("writer", prompt))
         return await ctx.regenerate(code, selection.node.id)
 
@@ -102,11 +104,15 @@ class AdaExplore(Strategy):
         run, node = ctx.task, selection.node
         rules = ctx.rules([hit.text for hit in selection.rules])
         memory = selection.working_memory
-        reviser = prompts.revise(run.task, run.search_id, node, memory, rules, run.lessons)
+        reviser = prompts.revise(
+            run.task, run.search_id, node, memory, rules, run.lessons, ops=run.ops
+        )
         plan = plan_from_reply(
             await ctx.ask("reviser", reviser, max_tokens=ctx.settings.reviser_max_tokens)
         )
-        tuner = prompts.tune(run.task, run.search_id, node, memory, rules, run.lessons, plan)
+        tuner = prompts.tune(
+            run.task, run.search_id, node, memory, rules, run.lessons, plan, ops=run.ops
+        )
         conversation = [Message(role="user", content=tuner)]
         reply = await ctx.ask("tuner", conversation)
         try:

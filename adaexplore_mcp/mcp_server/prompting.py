@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from adaexplore_mcp.config import Ops
 from adaexplore_mcp.mcp_server.selection import PoolKernel
 from adaexplore_mcp.memory import FailureExample, SkillMemory
 from adaexplore_mcp.prompts import render
@@ -26,7 +27,14 @@ from adaexplore_mcp.tasks import Task
 AnswerWith = Literal["tool", "text"]
 
 
-def _common(task: Task, search_id: str, node_id: int, rules: list[str], answer_with: AnswerWith):
+def _common(
+    task: Task,
+    search_id: str,
+    node_id: int,
+    rules: list[str],
+    answer_with: AnswerWith,
+    ops: Ops,
+) -> dict[str, Any]:
     return {
         "task_name": task.name,
         "task_description": task.description or task.summary,
@@ -35,6 +43,8 @@ def _common(task: Task, search_id: str, node_id: int, rules: list[str], answer_w
         "node_id": node_id,
         "rules": rules,
         "answer_with": answer_with,
+        # the search's operator policy: the prompt says what may stay in torch under it
+        "ops": ops.value,
     }
 
 
@@ -46,9 +56,11 @@ def small_step_variables(
     working_memory: list[MemoryEntry],
     rules: list[str],
     answer_with: AnswerWith = "tool",
+    *,
+    ops: Ops,
 ) -> dict[str, Any]:
     """``small_step.txt``'s variables: the common ones plus ``kernel`` and ``working_memory``."""
-    return _common(task, search_id, node_id, rules, answer_with) | {
+    return _common(task, search_id, node_id, rules, answer_with, ops) | {
         "kernel": kernel,
         "working_memory": working_memory,
     }
@@ -61,9 +73,11 @@ def large_step_variables(
     pool: Sequence[PoolEntry | PoolKernel],
     rules: list[str],
     answer_with: AnswerWith = "tool",
+    *,
+    ops: Ops,
 ) -> dict[str, Any]:
     """``large_step.txt``'s variables: the common ones plus ``pool``."""
-    return _common(task, search_id, node_id, rules, answer_with) | {"pool": pool}
+    return _common(task, search_id, node_id, rules, answer_with, ops) | {"pool": pool}
 
 
 class StepPrompts:
@@ -94,6 +108,7 @@ class StepPrompts:
                 memory,
                 [hit.text for hit in rules.rules],
                 answer_with,
+                ops=engine.get_search(search_id).settings.ops,
             ),
         )
 
@@ -106,7 +121,13 @@ class StepPrompts:
         return render(
             "large_step",
             **large_step_variables(
-                task, search_id, node_id, pool, [hit.text for hit in rules.rules], answer_with
+                task,
+                search_id,
+                node_id,
+                pool,
+                [hit.text for hit in rules.rules],
+                answer_with,
+                ops=engine.get_search(search_id).settings.ops,
             ),
         )
 

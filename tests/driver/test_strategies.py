@@ -13,6 +13,7 @@ from adaexplore_mcp.memory import ReasoningBank, SkillMemory
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import get_bundled_task
 from tests.llm.fake_providers import Reply
+from tests.ops_wording import assert_library_operators_allowed, assert_whole_result_in_triton
 
 from .conftest import GELU, GELU_COMPILE_ERROR, GELU_TORCH, edit, run_settings
 
@@ -70,6 +71,7 @@ def test_adaexplore_small_and_large_steps_with_every_kind_of_failure(
         assert record.rules_in_prompt > 0 and record.input_tokens > 0
         prompt = step_file(run_dir, record, "prompt.txt").read_text()
         assert prompt.startswith("===== call 1 (") and "## Rules learned" in prompt
+        assert_whole_result_in_triton(prompt)  # the default operator policy
         if record.outcome == "correct":
             verdict = json.loads(step_file(run_dir, record, "verdict.json").read_text())
             assert verdict["status"] == "correct"
@@ -237,3 +239,5 @@ def test_a_run_under_the_mixed_operator_policy_judges_and_records_every_step_und
         json.loads((run_dir / "tasks/linear_relu/task.json").read_text())["search_id"]
     )
     assert record.outcome == "correct" and search.settings.ops is Ops.MIXED
+    # the writer was told what the policy allows: the GEMM may stay in torch
+    assert_library_operators_allowed(step_file(run_dir, record, "prompt.txt").read_text())

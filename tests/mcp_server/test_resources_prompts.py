@@ -11,6 +11,7 @@ from adaexplore_mcp.mcp_server import Workbench
 from adaexplore_mcp.prompts import render
 from adaexplore_mcp.search_engine import Action
 from tests.mcp_server.conftest import GELU, GELU_COMPILE_ERROR
+from tests.ops_wording import assert_library_operators_allowed, assert_whole_result_in_triton
 
 pytestmark = pytest.mark.anyio
 
@@ -122,6 +123,22 @@ async def test_large_step_prompt_without_a_correct_kernel(client: Client) -> Non
     sid = (await client.call_tool("start_search", {"task": "softmax"})).structured_content["id"]
     text = await prompt(client, "large_step", search_id=sid, node_id="0")
     assert "No correct kernel exists yet" in text and "## The task: softmax" in text
+
+
+async def test_step_prompts_follow_the_searchs_operator_policy(client: Client, search: str) -> None:
+    # the module's search runs under the default policy: the whole result in Triton
+    assert_whole_result_in_triton(await prompt(client, "large_step", search_id=search))
+    assert_whole_result_in_triton(await prompt(client, "small_step", search_id=search, node_id="1"))
+    started = await client.call_tool("start_search", {"task": "gelu", "ops": "mixed"})
+    mixed = started.structured_content["id"]
+    await client.call_tool("regenerate", {"search_id": mixed, "code": GELU})
+    for answer_with in ("tool", "text"):
+        large = await prompt(client, "large_step", search_id=mixed, answer_with=answer_with)
+        assert_library_operators_allowed(large)
+        small = await prompt(
+            client, "small_step", search_id=mixed, node_id="1", answer_with=answer_with
+        )
+        assert_library_operators_allowed(small)
 
 
 async def test_extract_rule_prompt_is_the_distillers(client: Client) -> None:
