@@ -20,6 +20,11 @@ from adaexplore_mcp.search_engine.repository import SearchRecord
 from adaexplore_mcp.search_engine.tree import Tree, TreeNode
 
 _FEEDBACK_LIMIT = 2000
+# A working-memory entry keeps what the agent learned at the step without letting one chatty
+# step crowd out the chain: the head of its note (the intent comes first) and the last lines
+# of what its kernel printed (timings and summaries come last).
+NOTE_LIMIT = 600
+OUTPUT_LIMIT = 600
 
 
 def node_view(row: sqlite3.Row, node: TreeNode) -> NodeView:
@@ -45,7 +50,35 @@ def memory_entry(row: sqlite3.Row, node: TreeNode) -> MemoryEntry:
         speedup=node.speedup,
         reward=node.reward or 0.0,
         feedback=feedback(result, node.speedup),
+        note=trimmed_note(row["note"]),
+        output_tail=trimmed_output(result.output_tail),
     )
+
+
+def trimmed_note(note: str | None) -> str | None:
+    """The note's head, cut at a word where it is longer than ``NOTE_LIMIT``."""
+    if note is None or not note.strip():
+        return None
+    note = note.strip()
+    if len(note) <= NOTE_LIMIT:
+        return note
+    head = note[: NOTE_LIMIT - 1]
+    cut = head.rfind(" ")
+    return (head[:cut] if cut > NOTE_LIMIT // 2 else head).rstrip() + "…"
+
+
+def trimmed_output(output: str | None) -> str | None:
+    """The last whole lines of what a kernel printed, within ``OUTPUT_LIMIT`` characters."""
+    if output is None or not output.strip():
+        return None
+    output = output.strip("\n")
+    if len(output) <= OUTPUT_LIMIT:
+        return output
+    tail = output[-(OUTPUT_LIMIT - 1) :]
+    newline = tail.find("\n")
+    if 0 <= newline < len(tail) - 1:  # start at a line, unless the last line alone is too long
+        tail = tail[newline + 1 :]
+    return "…" + tail
 
 
 def pool_entry(row: sqlite3.Row, node: TreeNode, max_similarity: float) -> PoolEntry:
