@@ -68,10 +68,11 @@ def trimmed_note(note: str | None) -> str | None:
 
 
 def trimmed_output(output: str | None) -> str | None:
-    """The last whole lines of what a kernel printed, within ``OUTPUT_LIMIT`` characters."""
+    """The last whole lines of what a kernel printed, within ``OUTPUT_LIMIT`` characters; a
+    report printed on every call of forward is shown once, with how often it repeated."""
     if output is None or not output.strip():
         return None
-    output = output.strip("\n")
+    output = _collapsed(output.strip("\n"))
     if len(output) <= OUTPUT_LIMIT:
         return output
     tail = output[-(OUTPUT_LIMIT - 1) :]
@@ -113,6 +114,25 @@ def feedback(result: EvalResult, speedup: float | None) -> str:
         parts.append(f"integrity check {flag.check}: {flag.detail}")
     text = "\n".join(part for part in parts if part)
     return text if len(text) <= _FEEDBACK_LIMIT else text[: _FEEDBACK_LIMIT - 3] + "..."
+
+
+_PERIOD_LINES = 16  # the longest block of lines told apart as repeating
+
+
+def _collapsed(output: str) -> str:
+    """``output`` with the block of lines that ends it repeated several times kept once. The
+    judge calls forward many times, so a kernel's own timing report comes again and again."""
+    lines = output.split("\n")
+    for period in range(1, min(_PERIOD_LINES, len(lines) // 2) + 1):
+        block = lines[-period:]
+        repeats = 1
+        while lines[-period * (repeats + 1) : len(lines) - period * repeats] == block:
+            repeats += 1
+        if repeats > 1:
+            rest = lines[: len(lines) - period * repeats]
+            what = "line" if period == 1 else f"{period} lines"
+            return "\n".join([*rest, *block, f"[the {what} above printed {repeats} times]"])
+    return output
 
 
 def _edits(raw: str | None) -> list[Edit] | None:

@@ -157,3 +157,13 @@ def test_the_working_memory_keeps_each_steps_note_and_the_end_of_what_its_kernel
     assert engine.get_node(sid, three.node.id).note is None
     entry = engine.step_context(sid, quiet.node.id, Action.SMALL)[0][-1]
     assert entry.note is None and entry.output_tail is None
+
+
+def test_a_report_printed_on_every_call_of_forward_is_kept_once_with_its_count():
+    report = "kernel A: 3.1 us\nkernel B: 7.9 us\ntotal: 11.0 us"
+    printed = "compiling...\n" + "\n".join([report] * 40)  # the judge calls forward 40 times
+    assert views.trimmed_output(printed) == (
+        f"compiling...\n{report}\n[the 3 lines above printed 40 times]"
+    )
+    assert views.trimmed_output("one\ntwo\none\n") == "one\ntwo\none"
+    assert views.trimmed_output("\n \n") is None
