@@ -94,3 +94,10 @@ def plan_from_reply(reply: str) -> str:
     if not text:
         raise UnusableReply("the reviser's reply proposes no improvement (no <plan> or prose)")
     return text
+
+
+def reasoning_from_reply(reply: str) -> str | None:
+    """What a writer said about its kernel: the reply without its code blocks (None when it
+    said nothing else), to keep as the step's note."""
+    text = _FENCE.sub("", reply).strip()
+    return text or None

@@ -165,20 +165,33 @@ class StepContext:
 
     # -- the tools -----------------------------------------------------------------------------
 
-    async def regenerate(self, code: str, parent: int) -> Step:
+    async def regenerate(self, code: str, parent: int, note: str | None = None) -> Step:
+        """``note``: the model's reasoning for the kernel, kept with the node so that later
+        steps of the chain see it in their working memory."""
         self.parent_id = parent
         return await self._tool(
             self.tools.regenerate(
-                self.task.search_id, code, parent, tokens=self.tokens, author=self.author
+                self.task.search_id,
+                code,
+                parent,
+                tokens=self.tokens,
+                author=self.author,
+                note=note,
             )
         )
 
-    async def apply_patch(self, node_id: int, edits: list[Edit]) -> Step:
-        """Raises ``PatchRefused`` (the step may repair it) when an edit does not apply."""
+    async def apply_patch(self, node_id: int, edits: list[Edit], note: str | None = None) -> Step:
+        """Raises ``PatchRefused`` (the step may repair it) when an edit does not apply.
+        ``note``: the plan the edits carry out, kept with the node for later steps."""
         self.parent_id = node_id
         return await self._tool(
             self.tools.apply_patch(
-                self.task.search_id, node_id, edits, tokens=self.tokens, author=self.author
+                self.task.search_id,
+                node_id,
+                edits,
+                tokens=self.tokens,
+                author=self.author,
+                note=note,
             )
         )
 

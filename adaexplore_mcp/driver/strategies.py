@@ -28,7 +28,12 @@ from typing import ClassVar
 
 from adaexplore_mcp.driver import prompts
 from adaexplore_mcp.driver.records import Strategy as StrategyName
-from adaexplore_mcp.driver.replies import kernel_from_reply, patch_from_reply, plan_from_reply
+from adaexplore_mcp.driver.replies import (
+    kernel_from_reply,
+    patch_from_reply,
+    plan_from_reply,
+    reasoning_from_reply,
+)
 from adaexplore_mcp.driver.steps import StepContext, StepFailed
 from adaexplore_mcp.driver.tools import PatchRefused, TreeRow
 from adaexplore_mcp.llm import Message
@@ -53,8 +58,8 @@ async def fresh_kernel(ctx: StepContext) -> Step:
     run = ctx.task
     rules = await ctx.rules_for(None)
     prompt = prompts.large(run.task, run.search_id, 0, [], rules, run.lessons, ops=run.ops)
-    code = kernel_from_reply(await ctx.ask("writer", prompt))
-    return await ctx.regenerate(code, 0)
+    reply = await ctx.ask("writer", prompt)
+    return await ctx.regenerate(kernel_from_reply(reply), 0, reasoning_from_reply(reply))
 
 
 async def rewrite(ctx: StepContext, node_id: int) -> Step:
@@ -64,8 +69,8 @@ async def rewrite(ctx: StepContext, node_id: int) -> Step:
     ctx.parent_id = node.id
     rules = await ctx.rules_for(node.code)
     prompt = prompts.refine(run.task, run.search_id, node, rules, run.lessons, ops=run.ops)
-    code = kernel_from_reply(await ctx.ask("writer", prompt))
-    return await ctx.regenerate(code, node.id)
+    reply = await ctx.ask("writer", prompt)
+    return await ctx.regenerate(kernel_from_reply(reply), node.id, reasoning_from_reply(reply))
 
 
 class AdaExplore(Strategy):
@@ -96,8 +101,9 @@ class AdaExplore(Strategy):
         prompt = prompts.large(
             run.task, run.search_id, selection.node.id, pool, rules, run.lessons, ops=run.ops
         )
-        code = kernel_from_reply(await ctx.ask("writer", prompt))
-        return await ctx.regenerate(code, selection.node.id)
+        reply = await ctx.ask("writer", prompt)
+        code = kernel_from_reply(reply)
+        return await ctx.regenerate(code, selection.node.id, reasoning_from_reply(reply))
 
     async def _small(self, ctx: StepContext, selection: NodeSelection) -> Step:
         ctx.action = "small"
@@ -116,7 +122,7 @@ class AdaExplore(Strategy):
         conversation = [Message(role="user", content=tuner)]
         reply = await ctx.ask("tuner", conversation)
         try:
-            return await ctx.apply_patch(node.id, _edits(reply))
+            return await ctx.apply_patch(node.id, _edits(reply), note=plan)
         except PatchRefused as refused:
             if not ctx.settings.repair_patch:
                 raise StepFailed("patch_failed", refused.message) from None
@@ -128,7 +134,7 @@ class AdaExplore(Strategy):
         ]
         reply = await ctx.ask("tuner", conversation)
         try:
-            return await ctx.apply_patch(node.id, _edits(reply))
+            return await ctx.apply_patch(node.id, _edits(reply), note=plan)
         except PatchRefused as again:
             raise StepFailed(
                 "patch_failed", f"{first}\nafter one repair round: {again.message}"

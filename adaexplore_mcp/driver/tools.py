@@ -141,7 +141,14 @@ class Tools:
         )
 
     async def apply_patch(
-        self, search_id: str, node_id: int, edits: list[Edit], *, tokens: int, author: str
+        self,
+        search_id: str,
+        node_id: int,
+        edits: list[Edit],
+        *,
+        tokens: int,
+        author: str,
+        note: str | None = None,
     ) -> Step:
         patches = [edit.model_dump() for edit in edits]
         return await self.call(
@@ -152,10 +159,18 @@ class Tools:
             patches=patches,
             tokens=tokens,
             author=author,
+            note=_bounded(note),
         )
 
     async def regenerate(
-        self, search_id: str, code: str, node_id: int, *, tokens: int, author: str
+        self,
+        search_id: str,
+        code: str,
+        node_id: int,
+        *,
+        tokens: int,
+        author: str,
+        note: str | None = None,
     ) -> Step:
         return await self.call(
             "regenerate",
@@ -165,6 +180,7 @@ class Tools:
             node_id=node_id,
             tokens=tokens,
             author=author,
+            note=_bounded(note),
         )
 
     async def release(self, search_id: str, node_id: int) -> bool:
@@ -206,3 +222,14 @@ class Tools:
             error=error[:200_000],
             error_type=error_type,
         )
+
+
+_NOTE_CHARS = 4000  # the tools' bound on a note
+
+
+def _bounded(note: str | None) -> str | None:
+    """A note the tools accept: a model's long plan is cut rather than refused with the step."""
+    if note is None or not note.strip():
+        return None
+    note = note.strip()
+    return note if len(note) <= _NOTE_CHARS else note[: _NOTE_CHARS - 1] + "…"

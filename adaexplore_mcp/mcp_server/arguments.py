@@ -76,7 +76,11 @@ Author = Annotated[
 ]
 Note = Annotated[
     str | None,
-    Field(max_length=4000, description="A short note recorded with the node: your intent."),
+    Field(
+        max_length=4000,
+        description="A short note recorded with the node: your intent, what you expect and "
+        "why. Later small steps of the chain see it in their working memory.",
+    ),
 ]
 Tokens = Annotated[
     int,

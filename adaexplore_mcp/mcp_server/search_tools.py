@@ -135,7 +135,8 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         """Pick the node to expand next (UCT over the tree) and the step to take there, with
         what that step needs, within a token budget (context says what was left out).
         action=small: revise node.code with apply_patch, guided by working_memory (the chain
-        the kernel grew from: each node's edits and the judge's feedback); a failed node's
+        the kernel grew from: each node's edits, the judge's feedback, the note its step was
+        sent with and the end of what its kernel printed); a failed node's
         small step is a repair. action=large: write a whole new kernel, structurally different
         from the pool of the best correct kernels, with regenerate. rules are the memory's
         rules most relevant to this node. The node is reserved for you until you take the

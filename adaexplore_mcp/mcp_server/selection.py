@@ -1,13 +1,17 @@
 """``select_node``'s answer, built within a token budget.
 
 What a step needs, most needed first: the kernel to patch (a small step; sent whole, whatever
-its size), the judge's feedback on it, the relevant rules, the chain it grew from (newest
-first; an old entry loses its edits before it is dropped), and for a large step the pool of
+its size), the judge's feedback on it with the agent's note and the kernel's printed output,
+the relevant rules, the chain it grew from (every entry's verdict, newest first; then the
+notes, the printed output and the edits, each newest first, so the oldest entries lose them
+first and are dropped last of all), and for a large step the pool of
 diverse kernels (best first; a kernel that does not fit is listed without its code, which
 kernel_uri reads). The answer says what it left out.
 """
 
 from __future__ import annotations
+
+import json
 
 from pydantic import BaseModel, Field
 
@@ -70,7 +74,8 @@ class NodeSelection(BaseModel):
     node: SelectedNode
     working_memory: list[MemoryEntry] = Field(
         description="Small step: the chain the kernel grew from, oldest first, ending with this "
-        "node; each with the edits that made it and the judge's feedback."
+        "node; each with the edits that made it, the judge's feedback, the note the step was "
+        "sent with and the end of what its kernel printed."
     )
     pool: list[PoolKernel] = Field(description="Large step: diverse best correct kernels.")
     rules: list[RuleHit] = Field(
@@ -140,23 +145,9 @@ def build_selection(
         kept += 1
     if kept < len(rules):
         omitted.append(f"{len(rules) - kept} less relevant rules (get_rules)")
-    stripped, dropped = [], []
-    for entry in chain[1:]:
-        if tokens_of(entry) <= room:
-            answer.working_memory.insert(0, entry)
-            room -= tokens_of(entry)
-            continue
-        bare = entry.model_copy(update={"edits": None})
-        if tokens_of(bare) <= room:
-            answer.working_memory.insert(0, bare)
-            room -= tokens_of(bare)
-            stripped.append(entry.node_id)
-        else:
-            dropped.append(entry.node_id)
-    if stripped:
-        omitted.append(f"the edits of nodes {_ids(stripped)} (get_node)")
-    if dropped:
-        omitted.append(f"working-memory entries of nodes {_ids(dropped)} (get_node)")
+    kept_chain, left_out, room = _fit_chain(chain[1:], room)
+    answer.working_memory[:0] = kept_chain
+    omitted += left_out
     bare_pool = []
     for entry in selection.pool:
         kernel = _pool_kernel(sid, entry)
@@ -170,6 +161,63 @@ def build_selection(
     answer.context.omitted = omitted
     answer.context.used_tokens = tokens_of(answer)
     return answer
+
+
+# What an older entry of the chain gives up for the budget, the least useful first: its edits
+# (get_node has them), then what its kernel printed, then the agent's note on it.
+_PARTS = ("edits", "output_tail", "note")
+_LEFT_OUT = {
+    "note": "the notes of nodes {} (get_node)",
+    "output_tail": "the printed output of nodes {} (get_node)",
+    "edits": "the edits of nodes {} (get_node)",
+}
+_DROPPED = "working-memory entries of nodes {} (get_node)"
+
+
+def _fit_chain(older: list[MemoryEntry], room: int) -> tuple[list[MemoryEntry], list[str], int]:
+    """The older entries of the chain (given newest first) that fit in ``room``, oldest first,
+    what was left out and the room that remains. Every entry that fits gets its verdict before
+    any entry gets more; then notes, printed output and edits are added back in that order,
+    each to the newest entries first, so the oldest lose the most."""
+    bare = {part: None for part in _PARTS}
+    # What is left out is named in the answer too: room for the longest such report is set
+    # aside first (an entry is either dropped or loses up to every part).
+    every = _ids([entry.node_id for entry in older])
+    worst = [_LEFT_OUT[part].format(every) for part in _PARTS] + [_DROPPED.format(every)]
+    reserve = tokens_of(json.dumps(worst)) if older else 0
+    room -= reserve
+    kept: list[MemoryEntry] = []
+    dropped: list[int] = []
+    for entry in older:
+        skeleton = entry.model_copy(update=bare)
+        cost = tokens_of(skeleton.model_dump_json() + ",")  # the comma that joins the list
+        if cost <= room:
+            kept.append(skeleton)
+            room -= cost
+        else:
+            dropped.append(entry.node_id)
+    full = {entry.node_id: entry for entry in older}
+    missing: dict[str, list[int]] = {part: [] for part in _PARTS}
+    for part in reversed(_PARTS):  # note first, edits last
+        for i, entry in enumerate(kept):
+            value = getattr(full[entry.node_id], part)
+            if value is None:
+                continue
+            richer = entry.model_copy(update={part: value})
+            # rounded up on the difference, so the sum never undercounts the whole
+            extra = -(
+                -(len(richer.model_dump_json()) - len(entry.model_dump_json())) // CHARS_PER_TOKEN
+            )
+            if extra <= room:
+                kept[i] = richer
+                room -= extra
+            else:
+                missing[part].append(entry.node_id)
+    left_out = [_LEFT_OUT[part].format(_ids(missing[part])) for part in _PARTS if missing[part]]
+    if dropped:
+        left_out.append(_DROPPED.format(_ids(dropped)))
+    room += reserve - (tokens_of(json.dumps(left_out)) if left_out else 0)
+    return list(reversed(kept)), left_out, room
 
 
 def _pool_kernel(search_id: str, entry: PoolEntry) -> PoolKernel:

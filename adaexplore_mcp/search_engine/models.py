@@ -80,6 +80,13 @@ class MemoryEntry(BaseModel):
     speedup: float | None
     reward: float
     feedback: str = Field(description="What the judge said, condensed.")
+    note: str | None = Field(
+        default=None, description="The note the step was sent with (its intent), trimmed."
+    )
+    output_tail: str | None = Field(
+        default=None,
+        description="The last lines the kernel printed (its own timings, say), trimmed.",
+    )
 
 
 class PoolEntry(BaseModel):

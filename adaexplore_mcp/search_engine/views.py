@@ -20,6 +20,11 @@ from adaexplore_mcp.search_engine.repository import SearchRecord
 from adaexplore_mcp.search_engine.tree import Tree, TreeNode
 
 _FEEDBACK_LIMIT = 2000
+# A working-memory entry keeps what the agent learned at the step without letting one chatty
+# step crowd out the chain: the head of its note (the intent comes first) and the last lines
+# of what its kernel printed (timings and summaries come last).
+NOTE_LIMIT = 600
+OUTPUT_LIMIT = 600
 
 
 def node_view(row: sqlite3.Row, node: TreeNode) -> NodeView:
@@ -45,7 +50,36 @@ def memory_entry(row: sqlite3.Row, node: TreeNode) -> MemoryEntry:
         speedup=node.speedup,
         reward=node.reward or 0.0,
         feedback=feedback(result, node.speedup),
+        note=trimmed_note(row["note"]),
+        output_tail=trimmed_output(result.output_tail),
     )
+
+
+def trimmed_note(note: str | None) -> str | None:
+    """The note's head, cut at a word where it is longer than ``NOTE_LIMIT``."""
+    if note is None or not note.strip():
+        return None
+    note = note.strip()
+    if len(note) <= NOTE_LIMIT:
+        return note
+    head = note[: NOTE_LIMIT - 1]
+    cut = head.rfind(" ")
+    return (head[:cut] if cut > NOTE_LIMIT // 2 else head).rstrip() + "…"
+
+
+def trimmed_output(output: str | None) -> str | None:
+    """The last whole lines of what a kernel printed, within ``OUTPUT_LIMIT`` characters; a
+    report printed on every call of forward is shown once, with how often it repeated."""
+    if output is None or not output.strip():
+        return None
+    output = _collapsed(output.strip("\n"))
+    if len(output) <= OUTPUT_LIMIT:
+        return output
+    tail = output[-(OUTPUT_LIMIT - 1) :]
+    newline = tail.find("\n")
+    if 0 <= newline < len(tail) - 1:  # start at a line, unless the last line alone is too long
+        tail = tail[newline + 1 :]
+    return "…" + tail
 
 
 def pool_entry(row: sqlite3.Row, node: TreeNode, max_similarity: float) -> PoolEntry:
@@ -80,6 +114,25 @@ def feedback(result: EvalResult, speedup: float | None) -> str:
         parts.append(f"integrity check {flag.check}: {flag.detail}")
     text = "\n".join(part for part in parts if part)
     return text if len(text) <= _FEEDBACK_LIMIT else text[: _FEEDBACK_LIMIT - 3] + "..."
+
+
+_PERIOD_LINES = 16  # the longest block of lines told apart as repeating
+
+
+def _collapsed(output: str) -> str:
+    """``output`` with the block of lines that ends it repeated several times kept once. The
+    judge calls forward many times, so a kernel's own timing report comes again and again."""
+    lines = output.split("\n")
+    for period in range(1, min(_PERIOD_LINES, len(lines) // 2) + 1):
+        block = lines[-period:]
+        repeats = 1
+        while lines[-period * (repeats + 1) : len(lines) - period * repeats] == block:
+            repeats += 1
+        if repeats > 1:
+            rest = lines[: len(lines) - period * repeats]
+            what = "line" if period == 1 else f"{period} lines"
+            return "\n".join([*rest, *block, f"[the {what} above printed {repeats} times]"])
+    return output
 
 
 def _edits(raw: str | None) -> list[Edit] | None:

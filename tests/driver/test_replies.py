@@ -5,6 +5,7 @@ from adaexplore_mcp.driver.replies import (
     kernel_from_reply,
     patch_from_reply,
     plan_from_reply,
+    reasoning_from_reply,
 )
 
 KERNEL = "import torch\nimport triton\n\n\nclass ModelNew(torch.nn.Module):\n    pass\n"
@@ -92,3 +93,9 @@ def test_a_revisers_plan_is_its_plan_block_or_its_prose():
     assert plan_from_reply("1. fuse\n```python\nx = 1\n```\n2. mask") == "1. fuse\n\n2. mask"
     with pytest.raises(UnusableReply, match="proposes no improvement"):
         plan_from_reply("```python\nx = 1\n```")
+
+
+def test_a_writers_words_around_its_kernel_are_its_reasoning():
+    reply = f"Tile rows; one pass.\n```python\n{KERNEL}```\nBlocks of 1024 fit in registers.\n"
+    assert reasoning_from_reply(reply) == "Tile rows; one pass.\n\nBlocks of 1024 fit in registers."
+    assert reasoning_from_reply(f"```python\n{KERNEL}```\n") is None

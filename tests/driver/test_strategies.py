@@ -4,6 +4,7 @@ provider server: the run directory it writes, what its prompts carry, how failur
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from adaexplore_mcp.driver import RunConfig, StepRecord, TaskSummary
@@ -160,6 +161,46 @@ def test_best_of_n_with_the_reasoning_bank(tmp_path, run_driver, model, fake_ser
     lessons = [x for x in bank.lessons() if x.run == str(run_dir.resolve())]
     assert [(x.task, x.outcome) for x in lessons] == [("gelu", "solved")]
     assert lessons[0].text.startswith("Elementwise kernels")
+
+
+def test_adaexplore_prompts_carry_an_ancestors_note_and_what_its_kernel_printed(
+    tmp_path, run_driver, model
+):
+    settings = run_settings(tmp_path / "home")
+    printed = "gelu launch: 12.5 us (timed in forward)"
+    timed = GELU.replace("        return y\n", f'        print("{printed}")\n        return y\n')
+    model.queue_kernels("gelu", timed)
+    run_dir = tmp_path / "run"
+    run_driver(
+        settings, "anthropic", strategy="adaexplore", steps=3, workers=1, tasks=["gelu"],
+        run_dir=run_dir,
+    )  # fmt: skip
+    records = events(run_dir)
+    assert [(r.action, r.outcome) for r in records] == [
+        ("large", "correct"),
+        ("small", "correct"),
+        ("small", "correct"),
+    ]
+    search_id = json.loads((run_dir / "tasks/gelu/task.json").read_text())["search_id"]
+    engine = Workbench(settings).engine
+    # the writer's words about its kernel and the reviser's plan are the steps' notes
+    assert engine.get_node(search_id, 1).note == "A row-parallel kernel that masks the tail."
+    second = engine.get_node(search_id, records[1].node_id)
+    assert second.note == "1. Change num_warps: the block is small for 8 warps."
+    # the last step patches a node below node 1 (its own patch, or node 1 once more); either
+    # way node 1 is in its chain, with its note and the line its kernel printed
+    last = step_file(run_dir, records[2], "prompt.txt").read_text()
+    assert records[2].parent_id in (1, second.id)
+    # in both the reviser's and the tuner's prompt (the kernel itself holds the print call)
+    assert last.count("Note sent with the step: A row-parallel kernel that masks the tail.") == 2
+    output = re.findall(r"What the kernel printed \(the end\):\n```\n([^`]*)```", last)
+    assert len(output) >= 2
+    for block in output:  # printed on every call of forward: shown once, with its count
+        assert (
+            block.startswith(printed + "\n[the line above printed ") and block.count(printed) == 1
+        )
+    if records[2].parent_id == second.id:
+        assert "Note sent with the step: 1. Change num_warps" in last
 
 
 def test_refine_continues_from_the_latest_kernel_with_its_feedback(tmp_path, run_driver, model):

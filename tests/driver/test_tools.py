@@ -117,3 +117,27 @@ def test_through_the_server_the_errors_arrive_coded(tmp_path: Path) -> None:
             assert unknown.value.message.startswith("no search with id 'nope'")
 
     asyncio.run(main())
+
+
+def test_a_models_plan_longer_than_a_note_may_be_is_cut_not_refused(tmp_path: Path) -> None:
+    correct = EvalResult(
+        status=Status.CORRECT, message="correct", task="-", task_hash="-", kernel_hash="-"
+    )
+    bench = Workbench(make_settings(tmp_path), judge=StubJudge(result=correct))
+    plan = "1. unroll the loop; " * 400  # 8,000 characters: twice what a note may hold
+
+    async def main() -> None:
+        async with Client(build_server(bench)) as client:
+            tools = Tools(client, queue_full_retries=0)
+            info = await tools.start_search("gelu", max_steps=5)
+            step = await tools.regenerate(info.id, GELU, 0, tokens=0, author="t", note=plan)
+            node = await tools.get_node(info.id, step.node.id)
+            assert len(node.note) == 4000 and node.note.endswith("…")
+            assert plan.startswith(node.note[:-1])
+            edit = [Edit(old_str="num_warps=8", new_str="num_warps=4")]
+            patched = await tools.apply_patch(
+                info.id, step.node.id, edit, tokens=0, author="t", note="  "
+            )
+            assert (await tools.get_node(info.id, patched.node.id)).note is None
+
+    asyncio.run(main())

@@ -3,7 +3,8 @@
 ``# fails: compile`` (or runtime, incorrect, timeout, rejected) makes the kernel fail that way;
 ``# speed: 2.5`` makes it correct at 2.5x the eager baseline; ``# speeds: 3, 1.2`` gives the
 successive evaluations of the same code those speedups (the last one repeats), like a kernel whose
-first timing was lucky; ``# flaky`` makes every evaluation after the first incorrect. A correct
+first timing was lucky; ``# flaky`` makes every evaluation after the first incorrect;
+``# prints: TEXT`` lines become what the kernel printed (``output_tail``). A correct
 kernel without a marker runs at 1x. With ``timing=False`` it behaves like the CPU interpreter:
 correct kernels get no speedup.
 """
@@ -104,7 +105,13 @@ class FakeJudge:
         self.tasks.append(task)
         nth = self._seen[code]
         self._seen[code] += 1
-        base = {"task": task.name, "task_hash": task.hash, "kernel_hash": kernel_hash(code)}
+        printed = "\n".join(re.findall(r"#\s*prints:\s?(.*)", code)) or None
+        base = {
+            "task": task.name,
+            "task_hash": task.hash,
+            "kernel_hash": kernel_hash(code),
+            "output_tail": printed,
+        }
         environment = Environment(
             device=self.devices[0], device_name="fake", interpreter=not self.timing,
             torch="fake", triton="fake", python="3",

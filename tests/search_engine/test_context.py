@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from adaexplore_mcp.config import SearchSettings
-from adaexplore_mcp.search_engine import Action, Edit, SearchEngine
+from adaexplore_mcp.search_engine import Action, Edit, SearchEngine, views
 from adaexplore_mcp.search_engine.similarity import similarity
 from tests.search_engine.fakes import kernel, toy_task
 
@@ -126,3 +126,44 @@ def test_a_large_step_sees_the_best_kernels_that_differ_in_structure(store, judg
     small_pool = SearchEngine(store, judge, settings.model_copy(update={"pool_size": 2}))
     fork = small_pool.fork(sid, 0, settings=settings.model_copy(update={"pool_size": 2}))
     assert [p.node_id for p in small_pool.select_node(fork.id).pool] == [1, 3]
+
+
+def test_the_working_memory_keeps_each_steps_note_and_the_end_of_what_its_kernel_printed(
+    store, judge
+):
+    settings = SearchSettings(seed=1, p_large=0.0, expansion_weight=0.0, working_memory_k=5)
+    engine = SearchEngine(store, judge, settings)
+    sid = engine.start_search(toy_task()).id
+    timings = "\n".join(f"# prints: launch {i}: {i / 10:.1f} us" for i in range(200))
+    first = kernel(f"{ELEMENTWISE}\n{timings}", speed=1.5)
+    one = run(engine.regenerate(sid, first, note="one program per 1024 elements")).node.id
+    plan = "fuse the add into the store; " + "the reason, at length. " * 60
+    two = run(engine.apply_patch(sid, one, [Edit(old_str="x + y", new_str="y + x")], note=plan))
+    memory = engine.select_node(sid).working_memory
+    assert [m.node_id for m in memory] == [one, two.node.id]
+    ancestor, this = memory
+    assert ancestor.note == "one program per 1024 elements"
+    # the last lines of a long output, whole lines only, within the limit
+    assert ancestor.output_tail.endswith("launch 199: 19.9 us")
+    assert ancestor.output_tail.startswith("…launch ") and "launch 0:" not in ancestor.output_tail
+    assert len(ancestor.output_tail) <= views.OUTPUT_LIMIT
+    # the head of a long note, cut at a word
+    assert this.note.startswith("fuse the add into the store;") and this.note.endswith("…")
+    assert len(this.note) <= views.NOTE_LIMIT and not this.note.endswith(" …")
+    assert this.output_tail == ancestor.output_tail  # the patch left the prints as they were
+    # a step without a note, and a kernel that prints nothing, carry neither
+    three = run(engine.apply_patch(sid, two.node.id, [Edit(old_str="y + x", new_str="x + y")]))
+    quiet = run(engine.regenerate(sid, kernel(MATMUL, speed=2.0), three.node.id, note="  "))
+    assert engine.get_node(sid, three.node.id).note is None
+    entry = engine.step_context(sid, quiet.node.id, Action.SMALL)[0][-1]
+    assert entry.note is None and entry.output_tail is None
+
+
+def test_a_report_printed_on_every_call_of_forward_is_kept_once_with_its_count():
+    report = "kernel A: 3.1 us\nkernel B: 7.9 us\ntotal: 11.0 us"
+    printed = "compiling...\n" + "\n".join([report] * 40)  # the judge calls forward 40 times
+    assert views.trimmed_output(printed) == (
+        f"compiling...\n{report}\n[the 3 lines above printed 40 times]"
+    )
+    assert views.trimmed_output("one\ntwo\none\n") == "one\ntwo\none"
+    assert views.trimmed_output("\n \n") is None
