@@ -29,7 +29,7 @@ from adaexplore_mcp.judge.result import EvalResult, RuntimeStats, Status, kernel
 from adaexplore_mcp.search_engine import Action, Budget, SearchEngine
 from adaexplore_mcp.search_engine import repository as repo
 from adaexplore_mcp.search_engine.repository import NewNode
-from adaexplore_mcp.search_engine.reward import reward_of, runtime_of, speedup_of
+from adaexplore_mcp.search_engine.reward import runtime_of, speedup_of
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import bundled_solution, get_bundled_task
 
@@ -99,7 +99,6 @@ def build_tree(store: Store, engine: SearchEngine, nodes: int, seed: int) -> str
                 status=result.status.value,
                 speedup=speedup_of(result, settings),
                 runtime_ms=runtime_of(result),
-                reward=reward_of(result, settings),
             )
             repo.insert_node(conn, search.id, node, time.time())
             depth[node_id] = depth[parent] + 1
@@ -169,7 +168,6 @@ def main() -> None:
                 status=result.status.value,
                 speedup=speedup_of(result, settings),
                 runtime_ms=runtime_of(result),
-                reward=reward_of(result, settings),
             )
             with writer.store.connect() as conn:
                 repo.insert_node(conn, search_id, node, time.time())

@@ -113,8 +113,9 @@ class SearchSettings(BaseModel):
     exploration_weight: float = Field(
         default=1.0,
         ge=0,
-        description="C in UCT: score = mean reward + C * sqrt(ln(N_parent + 1) / N_child). "
-        "Rewards lie in [0, 1]; 0 is pure exploitation.",
+        description="C in UCT: score = Q + C * sqrt(ln(N_parent + 1) / N_child), Q the "
+        "subtree's mean reward blended with its best (leader_weight). Rewards lie in [0, 1]; "
+        "0 is pure exploitation.",
     )
     expansion_weight: float = Field(
         default=1.0,
@@ -122,6 +123,14 @@ class SearchSettings(BaseModel):
         description="Scales the exploration term of a node's expansion option (a new child of "
         "an inner node) against descending into its existing children; 0 never widens an "
         "inner node.",
+    )
+    leader_weight: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Weight of a subtree's best reward against its mean reward in UCT's "
+        "exploitation term: above 0, a subtree holding the search's leader is not outranked "
+        "because failed attempts around it lower its mean.",
     )
     small_quota: int = Field(
         default=3,
@@ -184,23 +193,20 @@ class SearchSettings(BaseModel):
         default=0.3,
         ge=0,
         lt=1,
-        description="Reward of the slowest correct kernel; correct kernels lie in "
-        "[floor, 1] by log-speedup.",
+        description="Reward a correct kernel approaches as it gets slower than the search's "
+        "fastest; the fastest scores 1.",
     )
-    speedup_cap: float = Field(
-        default=10.0,
-        gt=1,
-        description="Speedups at or above this get reward 1 and at or below its inverse get "
-        "the floor.",
-    )
-    unmeasured_speedup: float = Field(
-        default=1.0,
+    reward_sharpness: float = Field(
+        default=4.0,
         gt=0,
-        description="Speedup assumed for a correct kernel whose timing is not meaningful (the "
-        "judge's CPU mode).",
+        description="k in a correct kernel's reward floor + (1 - floor) * (best_ms / ms) ** k: "
+        "how steeply kernels slower than the search's fastest fall off (4: 10% slower scores "
+        "0.76, 20% slower 0.64, 2x slower 0.34).",
     )
     speedup_baseline: Literal["eager", "compile"] = Field(
-        default="eager", description="Which baseline the reward's speedup is measured against."
+        default="eager",
+        description="Which baseline the nodes' speedups are reported against (the reward "
+        "compares runtimes within the search).",
     )
     # -- concurrency -------------------------------------------------------------------------
     virtual_loss: float = Field(

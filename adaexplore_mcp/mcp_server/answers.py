@@ -147,13 +147,16 @@ class Step(BaseModel):
     search_id: str
     node: NodeBrief
     verdict: Verdict | None
-    improved: bool = Field(description="The node has the best reward in the search so far.")
-    best_node_id: int | None
+    improved: bool = Field(description="The node is now the search's best kernel.")
+    best_node_id: int | None = Field(
+        description="The correct kernel with the lowest median runtime over its measurements: "
+        "the one best_kernel chooses."
+    )
     usage: Usage
     exhausted: str | None = Field(description="Which budget is now spent, if any.")
     reused: bool = Field(
-        description="The parent already had this exact kernel as a child: that node is "
-        "returned, nothing was evaluated and no step was spent."
+        description="The search already held this exact kernel (under any parent; trailing "
+        "whitespace aside): that node is returned, nothing was evaluated and no step was spent."
     )
     memory: AddFailureResult | None = Field(
         default=None,
@@ -175,11 +178,13 @@ class Step(BaseModel):
             exhausted=step.exhausted,
             reused=step.reused,
             memory=memory,
-            next_call=after_step(step.search_id, step.exhausted),
+            next_call=after_step(
+                step.search_id, step.exhausted, reused=node.id if step.reused else None
+            ),
         )
 
 
-def after_step(search_id: str, exhausted: str | None) -> NextCall:
+def after_step(search_id: str, exhausted: str | None, *, reused: int | None = None) -> NextCall:
     """Where a search goes after a step: on, or to its result once a budget is spent."""
     if exhausted is not None:
         return NextCall(
@@ -188,8 +193,10 @@ def after_step(search_id: str, exhausted: str | None) -> NextCall:
             why=f"the {exhausted} budget is spent: take the result (remeasure=true to confirm "
             "the winner), or fork a good node with a new budget",
         )
-    return NextCall(
-        tool="select_node",
-        arguments={"search_id": search_id},
-        why="pick the next node to expand and the step to take there",
-    )
+    why = "pick the next node to expand and the step to take there"
+    if reused is not None:
+        why = (
+            f"this kernel is already node {reused}, so nothing was evaluated and no step spent "
+            f"(the selection was given back): {why}, and send a kernel that differs"
+        )
+    return NextCall(tool="select_node", arguments={"search_id": search_id}, why=why)

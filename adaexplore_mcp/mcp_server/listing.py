@@ -95,7 +95,10 @@ class TreeListing(BaseModel):
     task: str
     node_count: int
     correct_count: int
-    best_node_id: int | None = Field(description="Highest reward (single measurement).")
+    best_node_id: int | None = Field(
+        description="Highest reward: the correct kernel with the lowest median runtime over "
+        "its measurements (the one best_kernel chooses)."
+    )
     steps: int = Field(description="Evaluated nodes so far.")
     in_flight: int = Field(description="Selections and evaluations still outstanding.")
     max_steps: int

@@ -166,10 +166,10 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         fix the edit and call again. Returns the new node (its kernel's hash and size, not the
         code: kernel_uri or get_node reads it), the judge's verdict, whether it is the best so
         far, the budget used, memory (compile and runtime errors are recorded in the rule
-        memory automatically) and next_call. A kernel the node already has as a child is not
-        evaluated again (reused). Reports progress at least every 5 s; the evaluation goes on
-        and is recorded if the request is cancelled or times out, and the same call sent again
-        joins it."""
+        memory automatically) and next_call. A kernel the search already holds (under any node)
+        is not evaluated again: that node comes back with reused=true and no step is spent.
+        Reports progress at least every 5 s; the evaluation goes on and is recorded if the
+        request is cancelled or times out, and the same call sent again joins it."""
         return await with_progress(
             ctx,
             lambda on_progress: bench.searches.apply_patch(
@@ -199,10 +199,10 @@ def register_search_tools(server: MCPServer, bench: Workbench) -> None:
         node select_node gave; the root when omitted). Write it to differ in structure from the
         pool select_node showed, not as a copy with small changes. Returns the new node (hash
         and size of its kernel, not the code), the judge's verdict, whether it is the best so
-        far, the budget used, memory and next_call; a kernel the node already has as a child is
-        not evaluated again (reused). Reports progress at least every 5 s; the evaluation goes
-        on and is recorded if the request is cancelled or times out, and the same call sent
-        again joins it."""
+        far, the budget used, memory and next_call; a kernel the search already holds (under
+        any node) is not evaluated again: that node comes back with reused=true, no step spent.
+        Reports progress at least every 5 s; the evaluation goes on and is recorded if the
+        request is cancelled or times out, and the same call sent again joins it."""
         return await with_progress(
             ctx,
             lambda on_progress: bench.searches.regenerate(

@@ -38,7 +38,6 @@ from adaexplore_mcp.search_engine.models import (
     Usage,
 )
 from adaexplore_mcp.search_engine.patching import apply_edits
-from adaexplore_mcp.search_engine.reward import reward_of
 
 __all__ = [
     "Action",
@@ -70,5 +69,4 @@ __all__ = [
     "UnknownSearch",
     "Usage",
     "apply_edits",
-    "reward_of",
 ]

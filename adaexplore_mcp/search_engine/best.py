@@ -1,4 +1,9 @@
-"""Deciding the best kernel on every measurement of the top candidates, not one lucky sample."""
+"""Deciding the best kernel on every measurement of the top candidates, not one lucky sample.
+
+The tree ranks correct kernels by their median runtime over every measurement, and scores them
+by the same number, so the best kernel is simply the tree's best: what ``best_kernel`` returns,
+what every step answer names as the best node and what selection treats as the leader agree.
+"""
 
 from __future__ import annotations
 
@@ -9,48 +14,42 @@ from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.judge.result import EvalResult, Status
 from adaexplore_mcp.search_engine.models import Candidate, Measurement
 from adaexplore_mcp.search_engine.reward import runtime_of, speedup_of
-from adaexplore_mcp.search_engine.tree import TreeNode
+from adaexplore_mcp.search_engine.tree import Tree
 
 
 def decide(
-    nodes: Sequence[TreeNode], measurements: Sequence[Measurement]
+    tree: Tree, considered: Sequence[int], measurements: Sequence[Measurement]
 ) -> tuple[int | None, str, list[Candidate]]:
-    """(chosen node id, how it was decided, the candidates). ``nodes`` are the top candidates by
-    reward, best first. A candidate is ruled out when any re-measurement was not correct (a
-    flaky kernel). With timings, the lowest median runtime over the first evaluation and every
-    re-measurement wins; without (the CPU interpreter), the highest reward does."""
-    by_node: dict[int, list[Measurement]] = {node.id: [] for node in nodes}
-    for measurement in measurements:
-        if measurement.node_id in by_node:
-            by_node[measurement.node_id].append(measurement)
-    candidates = []
-    for node in nodes:
-        taken = by_node[node.id]
-        failed = [m for m in taken if m.status is not Status.CORRECT]
-        samples = [node.runtime_ms] if node.runtime_ms is not None else []
-        samples += [m.runtime_ms for m in taken if m.runtime_ms is not None and not failed]
-        speedups = [node.speedup] if node.speedup is not None else []
-        speedups += [m.speedup for m in taken if m.speedup is not None]
-        candidates.append(
-            Candidate(
-                node_id=node.id,
-                samples_ms=samples,
-                median_ms=statistics.median(samples) if samples else None,
-                speedup=statistics.median(speedups) if speedups else None,
-                disqualified=(
-                    f"re-measurement {failed[0].status.value} ({len(failed)} of {len(taken)})"
-                    if failed
-                    else None
-                ),
-            )
-        )
-    eligible = [c for c in candidates if c.disqualified is None]
-    timed = [c for c in eligible if c.median_ms is not None]
-    if timed:
-        return min(timed, key=lambda c: c.median_ms or 0.0).node_id, "median_runtime", candidates
-    if eligible:
-        return eligible[0].node_id, "reward", candidates
-    return None, "none", candidates
+    """(chosen node id, how it was decided, the candidates). ``considered`` are the nodes that
+    were candidates (the top by reward before any re-measurement); the tree's best is added
+    when a re-measurement moved another kernel ahead of them. A candidate is ruled out when any
+    re-measurement was not correct (a flaky kernel)."""
+    chosen = tree.best_id if tree.correct_count else None
+    ids = list(dict.fromkeys([*considered, *([chosen] if chosen is not None else [])]))
+    candidates = [_candidate(tree, node_id, measurements) for node_id in ids]
+    if chosen is None:
+        return None, "none", candidates
+    decided_by = "median_runtime" if tree[chosen].median_ms is not None else "reward"
+    return chosen, decided_by, candidates
+
+
+def _candidate(tree: Tree, node_id: int, measurements: Sequence[Measurement]) -> Candidate:
+    node = tree[node_id]
+    taken = [m for m in measurements if m.node_id == node_id]
+    failed = [m for m in taken if m.status is not Status.CORRECT]
+    speedups = [node.speedup] if node.speedup is not None else []
+    speedups += [m.speedup for m in taken if m.speedup is not None]
+    return Candidate(
+        node_id=node_id,
+        samples_ms=list(node.samples_ms),
+        median_ms=node.median_ms,
+        speedup=statistics.median(speedups) if speedups else None,
+        disqualified=(
+            f"re-measurement {failed[0].status.value} ({len(failed)} of {len(taken)})"
+            if failed
+            else None
+        ),
+    )
 
 
 def measurement(

@@ -47,7 +47,7 @@ class EngineCore:
         """A transaction with the search's record and its tree brought up to date."""
         with self._lock, self.store.connect() as conn:
             record = self._record(conn, search_id)
-            yield conn, record, self._tree(conn, search_id)
+            yield conn, record, self._tree(conn, record)
 
     def _record(self, conn: Connection, search_id: str) -> SearchRecord:
         record = repo.get_search(conn, search_id)
@@ -55,12 +55,16 @@ class EngineCore:
             raise UnknownSearch(search_id, repo.recent_search_ids(conn))
         return record
 
-    def _tree(self, conn: Connection, search_id: str) -> Tree:
+    def _tree(self, conn: Connection, record: SearchRecord) -> Tree:
         # taken out while it is refreshed: a refresh that fails half-way is not put back, and the
         # next call loads the tree afresh. Refreshed at the start of a transaction only, so it
         # never holds rows a rollback could take away.
-        tree = self._trees.pop(search_id, None) or Tree()
-        tree.append_rows(repo.nodes_after(conn, search_id, tree.last_id))
+        search_id = record.id
+        tree = self._trees.pop(search_id, None) or Tree(record.settings)
+        tree.refresh(
+            repo.nodes_after(conn, search_id, tree.last_id),
+            repo.measurements_after(conn, search_id, tree.last_measurement_id),
+        )
         self._trees[search_id] = tree  # most recently used last
         while len(self._trees) > self._cached_trees:
             self._trees.popitem(last=False)

@@ -125,6 +125,12 @@ class SearchEngine(Stepping):
             rows = repo.full_nodes(conn, search_id, keep)
             for new_id, node, stats in fork_rows([rows[i] for i in keep]):
                 repo.insert_node_row(conn, fork.id, new_id, node, **stats)
+            # the re-measurements go along: the copied kernels keep the rewards they earned
+            renumbered = {old: new for new, old in enumerate(keep)}
+            for taken in repo.measurements(conn, search_id, keep):
+                repo.insert_measurement(
+                    conn, fork.id, taken.model_copy(update={"node_id": renumbered[taken.node_id]})
+                )
         return self.get_search(fork.id)
 
     def export(self, search_id: str) -> SearchExport:
@@ -169,7 +175,7 @@ class SearchEngine(Stepping):
             start = 0
             if record.forked_node is not None:  # a fork continues from the node it was made at
                 start = repo.copy_of(conn, search_id, record.forked_node)
-            node_id = tree.select([lease.node_id for lease in held], settings, start)
+            node_id = tree.select([lease.node_id for lease in held], start)
             pending_small = sum(
                 1 for lease in held if lease.node_id == node_id and lease.action is Action.SMALL
             )
@@ -257,9 +263,10 @@ class SearchEngine(Stepping):
         remeasure: bool = False,
         on_progress: ProgressCallback | None = None,
     ) -> BestKernel:
-        """The best correct kernel, decided on the median runtime over every measurement of the
-        ``remeasure_top_k`` candidates with the highest reward. ``remeasure`` first evaluates
-        each candidate ``remeasure_count`` more times (stored, so later calls count them too)."""
+        """The best correct kernel: the one with the lowest median runtime over every
+        measurement, which is the tree's best node. ``remeasure`` first evaluates the
+        ``remeasure_top_k`` candidates with the highest reward ``remeasure_count`` more times
+        (stored, so their rewards and later calls count them too)."""
         with self._open(search_id) as (conn, record, tree):
             settings = record.settings
             top = tree.top_correct(settings.remeasure_top_k)
@@ -281,8 +288,8 @@ class SearchEngine(Stepping):
                         repo.insert_measurement(conn, search_id, taken)
                         repo.add_usage(conn, search_id, self._clock(), evaluations=1)
         with self._open(search_id) as (conn, record, tree):
-            measured = repo.measurements(conn, search_id, top)
-            chosen, decided_by, candidates = decide([tree[i] for i in top], measured)
+            measured = repo.measurements(conn, search_id)
+            chosen, decided_by, candidates = decide(tree, top, measured)
             node = None
             if chosen is not None:
                 node = node_view(repo.full_nodes(conn, search_id, [chosen])[chosen], tree[chosen])

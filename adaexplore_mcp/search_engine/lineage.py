@@ -74,27 +74,14 @@ def new_search_id() -> str:
 
 
 def fork_rows(rows: Sequence[sqlite3.Row]) -> Iterator[tuple[int, NewNode, dict]]:
-    """(new id, node, stored statistics) for each row. ``rows`` must be closed under parents
-    (a path from the root plus whole subtrees) and in id order, so parents come first. Visits
-    and values follow the same rule as in a live search: every node with a reward adds one
-    visit and its reward to itself and its copied ancestors."""
+    """(new id, node, its depth and creation time) for each row. ``rows`` must be closed under
+    parents (a path from the root plus whole subtrees) and in id order, so parents come first
+    and the new ids are their positions. Rewards and statistics are not copied: the new
+    search's tree derives them from its own nodes and measurements."""
     new_ids = {row["id"]: new_id for new_id, row in enumerate(rows)}
-    parents: list[int | None] = []
-    visits = [0] * len(rows)
-    values = [0.0] * len(rows)
-    for new_id, row in enumerate(rows):
-        parent = new_ids[row["parent_id"]] if row["parent_id"] is not None else None
-        parents.append(parent)
-        if row["reward"] is None:
-            continue
-        current: int | None = new_id
-        while current is not None:
-            visits[current] += 1
-            values[current] += row["reward"]
-            current = parents[current]
     for new_id, row in enumerate(rows):
         node = NewNode(
-            parent_id=parents[new_id],
+            parent_id=new_ids[row["parent_id"]] if row["parent_id"] is not None else None,
             action=Action(row["action"]),
             code=row["code"],
             edits=[Edit(**e) for e in json.loads(row["edits"])] if row["edits"] else None,
@@ -102,16 +89,9 @@ def fork_rows(rows: Sequence[sqlite3.Row]) -> Iterator[tuple[int, NewNode, dict]
             status=row["status"],
             speedup=row["speedup"],
             runtime_ms=row["runtime_ms"],
-            reward=row["reward"],
             author=row["author"],
             note=row["note"],
             tokens=row["tokens"],
             copied_from=row["id"],
         )
-        stats = {
-            "depth": row["depth"],
-            "visits": visits[new_id],
-            "value_sum": values[new_id],
-            "created_at": row["created_at"],
-        }
-        yield new_id, node, stats
+        yield new_id, node, {"depth": row["depth"], "created_at": row["created_at"]}

@@ -50,8 +50,16 @@ class NodeSummary(BaseModel):
     depth: int
     status: Status | None = Field(description="None for the root.")
     speedup: float | None = Field(description="Against the search's reward baseline.")
-    runtime_ms: float | None
-    reward: float | None = Field(description="None for the root.")
+    runtime_ms: float | None = Field(description="The first evaluation's median runtime.")
+    median_ms: float | None = Field(
+        default=None,
+        description="Median runtime over the first evaluation and every correct "
+        "re-measurement: what the reward and the best kernel are decided on.",
+    )
+    reward: float | None = Field(
+        description="None for the root. Correct kernels score against the search's fastest "
+        "(1 for it), so a reward falls as better kernels arrive."
+    )
     visits: int
     value: float = Field(description="Mean reward over the node's subtree (0 when unvisited).")
     children: list[int]
@@ -121,14 +129,14 @@ class StepResult(BaseModel):
 
     search_id: str
     node: NodeView
-    improved: bool = Field(description="The new node has the best reward in the search so far.")
+    improved: bool = Field(description="The new node is now the search's best kernel.")
     best_node_id: int | None
     usage: Usage
     exhausted: str | None = Field(description="Which budget is now spent, if any.")
     reused: bool = Field(
         default=False,
-        description="The parent already had this exact kernel as a child: that node is "
-        "returned, nothing was evaluated and no step was spent.",
+        description="The search already held this exact kernel (under any parent): that node "
+        "is returned, nothing was evaluated and no step was spent.",
     )
 
 
@@ -147,7 +155,10 @@ class SearchInfo(BaseModel):
     root: NodeSummary
     node_count: int
     correct_count: int
-    best: NodeSummary | None = Field(description="Highest reward (single measurement).")
+    best: NodeSummary | None = Field(
+        description="Highest reward: the correct kernel with the lowest median runtime over "
+        "its measurements (the one best_kernel chooses)."
+    )
     budget: Budget
     usage: Usage
     exhausted: str | None = Field(description="steps | wall_clock | tokens, or None.")

@@ -13,10 +13,7 @@ from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.judge.result import kernel_hash
 from adaexplore_mcp.search_engine.models import Action, Budget, Edit, Measurement
 
-_LIGHT_COLUMNS = (
-    "id, parent_id, action, depth, status, speedup, runtime_ms, reward, visits, value_sum, "
-    "author, created_at"
-)
+_LIGHT_COLUMNS = "id, parent_id, action, depth, status, speedup, runtime_ms, author, created_at"
 
 
 class SearchRecord(BaseModel):
@@ -53,7 +50,6 @@ class NewNode(BaseModel):
     status: str | None = None
     speedup: float | None = None
     runtime_ms: float | None = None
-    reward: float | None = None
     author: str | None = None
     note: str | None = None
     tokens: int = 0
@@ -131,7 +127,8 @@ def restart_clock(conn: sqlite3.Connection, search_id: str, now: float) -> None:
 
 
 def insert_node(conn: sqlite3.Connection, search_id: str, node: NewNode, now: float) -> int:
-    """Append a node (the next id of its search) and back its reward up to the root."""
+    """Append a node: the next id of its search. Its reward and its ancestors' statistics are
+    not stored (they move with the search's best); the tree derives them."""
     next_id = conn.execute(
         "SELECT COALESCE(MAX(id), -1) + 1 FROM search_nodes WHERE search_id = ?", (search_id,)
     ).fetchone()[0]
@@ -144,27 +141,7 @@ def insert_node(conn: sqlite3.Connection, search_id: str, node: NewNode, now: fl
             ).fetchone()[0]
             + 1
         )
-    insert_node_row(
-        conn,
-        search_id,
-        next_id,
-        node,
-        depth=depth,
-        visits=0 if node.reward is None else 1,
-        value_sum=node.reward or 0.0,
-        created_at=now,
-    )
-    if node.reward is not None and node.parent_id is not None:
-        conn.execute(
-            "UPDATE search_nodes SET visits = visits + 1, value_sum = value_sum + ? "
-            "WHERE search_id = ? AND id IN ("
-            "  WITH RECURSIVE up(id) AS ("
-            "    SELECT ? UNION ALL"
-            "    SELECT n.parent_id FROM search_nodes AS n JOIN up ON n.id = up.id"
-            "    WHERE n.search_id = ? AND n.parent_id IS NOT NULL"
-            "  ) SELECT id FROM up)",
-            (node.reward, search_id, node.parent_id, search_id),
-        )
+    insert_node_row(conn, search_id, next_id, node, depth=depth, created_at=now)
     return next_id
 
 
@@ -175,17 +152,16 @@ def insert_node_row(
     node: NewNode,
     *,
     depth: int,
-    visits: int,
-    value_sum: float,
     created_at: float,
 ) -> None:
+    """One node row. The columns reward, visits and value_sum of earlier versions are left
+    empty: those numbers are derived (``tree.Tree``)."""
     edits = json.dumps([e.model_dump() for e in node.edits]) if node.edits is not None else None
     code_hash = kernel_hash(node.code) if node.code is not None else None
     conn.execute(
         "INSERT INTO search_nodes (search_id, id, parent_id, action, depth, code, code_hash, "
-        "edits, result, status, speedup, runtime_ms, reward, visits, value_sum, author, note, "
-        "tokens, copied_from, created_at) VALUES "
-        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "edits, result, status, speedup, runtime_ms, author, note, tokens, copied_from, "
+        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             search_id,
             node_id,
@@ -199,9 +175,6 @@ def insert_node_row(
             node.status,
             node.speedup,
             node.runtime_ms,
-            node.reward,
-            visits,
-            value_sum,
             node.author,
             node.note,
             node.tokens,
@@ -236,16 +209,13 @@ def full_nodes(
     return {row["id"]: row for row in rows}
 
 
-def child_with_code(
-    conn: sqlite3.Connection, search_id: str, parent_id: int, code: str
-) -> int | None:
-    """The first child of ``parent_id`` holding exactly ``code``, if one was recorded."""
-    row = conn.execute(
-        "SELECT id, code FROM search_nodes WHERE search_id = ? AND parent_id = ? "
-        "AND code_hash = ? ORDER BY id",
-        (search_id, parent_id, kernel_hash(code)),
+def node_with_code(conn: sqlite3.Connection, search_id: str, code: str) -> int | None:
+    """The first node of the search, under any parent, holding exactly ``code``."""
+    rows = conn.execute(
+        "SELECT id, code FROM search_nodes WHERE search_id = ? AND code_hash = ? ORDER BY id",
+        (search_id, kernel_hash(code)),
     ).fetchall()
-    return next((r["id"] for r in row if r["code"] == code), None)
+    return next((row["id"] for row in rows if row["code"] == code), None)
 
 
 def codes(conn: sqlite3.Connection, search_id: str, node_ids: Sequence[int]) -> dict[int, str]:
@@ -282,6 +252,17 @@ def insert_measurement(conn: sqlite3.Connection, search_id: str, measurement: Me
             measurement.created_at,
         ),
     )
+
+
+def measurements_after(
+    conn: sqlite3.Connection, search_id: str, after_id: int
+) -> list[sqlite3.Row]:
+    """Re-measurements newer than ``after_id`` (a row id), oldest first."""
+    return conn.execute(
+        "SELECT id, node_id, status, runtime_ms FROM search_measurements "
+        "WHERE search_id = ? AND id > ? ORDER BY id",
+        (search_id, after_id),
+    ).fetchall()
 
 
 def measurements(

@@ -1,14 +1,16 @@
-"""The reward of a judged kernel: bounded in [0, 1], failures below every correct kernel.
+"""The reward of a judged kernel: bounded in [0, 1], failures below every correct kernel, correct
+kernels ranked against the fastest one in the same search.
 
 Failures get fixed values that rise with how far the kernel got (compile error < runtime error
-< incorrect). A correct kernel gets ``floor + (1 - floor) * (1 + u) / 2`` with
-``u = clip(log(speedup) / log(cap), -1, 1)``: log-speedup, because a 2x gain matters as much at 4x
-as at 1x, and clipped so one outlier measurement cannot dominate the mean rewards UCT compares.
+< incorrect). A correct kernel gets ``floor + (1 - floor) * (best_ms / ms) ** sharpness``, where
+``ms`` is its median runtime over every measurement and ``best_ms`` the lowest such median in the
+search. Relative to the search's best, because what selection must tell apart are the kernels
+near the leader: against a fixed baseline 0.88x and 1.08x are a few hundredths apart, here the
+leader scores 1 and a kernel 20% slower about 0.6. The reward is therefore not stored: it moves
+whenever the best does, and the tree derives it from the measured runtimes when it is read.
 """
 
 from __future__ import annotations
-
-import math
 
 from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.judge.result import EvalResult, Status
@@ -29,7 +31,8 @@ def runtime_of(result: EvalResult) -> float | None:
     return result.runtime.median_ms
 
 
-def reward_of(result: EvalResult, settings: SearchSettings) -> float:
+def failure_reward(status: Status, settings: SearchSettings) -> float:
+    """The fixed reward of a verdict other than correct."""
     failures = {
         Status.COMPILE_ERROR: settings.reward_compile_error,
         Status.RUNTIME_ERROR: settings.reward_runtime_error,
@@ -37,15 +40,23 @@ def reward_of(result: EvalResult, settings: SearchSettings) -> float:
         Status.INCORRECT: settings.reward_incorrect,
         Status.REJECTED: settings.reward_rejected,
     }
-    if result.status in failures:
-        return failures[result.status]
-    return correct_reward(speedup_of(result, settings), settings)
+    if status not in failures:
+        raise ValueError(f"{status.value} is not a failure: use correct_reward")
+    return failures[status]
 
 
-def correct_reward(speedup: float | None, settings: SearchSettings) -> float:
-    """A correct kernel's reward; without a meaningful timing (the CPU interpreter) it counts as
-    ``unmeasured_speedup`` (default 1: as fast as the baseline)."""
-    value = settings.unmeasured_speedup if speedup is None else speedup
-    u = max(-1.0, min(1.0, math.log(value) / math.log(settings.speedup_cap)))
+def correct_reward(
+    runtime_ms: float | None, best_ms: float | None, settings: SearchSettings
+) -> float:
+    """A correct kernel's reward against the search's fastest correct kernel (``best_ms``).
+
+    Without timings anywhere in the search (the CPU interpreter) correct kernels cannot be told
+    apart and all score 1. In a timed search, a kernel without a meaningful timing scores the
+    floor: nothing shows it is fast."""
     floor = settings.reward_correct_floor
-    return floor + (1.0 - floor) * (1.0 + u) / 2.0
+    if best_ms is None:
+        return 1.0
+    if runtime_ms is None or runtime_ms <= 0:
+        return floor
+    ratio = min(1.0, best_ms / runtime_ms)
+    return floor + (1.0 - floor) * ratio**settings.reward_sharpness

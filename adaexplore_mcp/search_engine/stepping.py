@@ -116,17 +116,17 @@ class Stepping(EngineCore):
         *,
         holder: str | None = None,
     ) -> StepResult:
-        """Evaluate a step and record its node. A kernel its parent already has as a child is
-        not evaluated again: that node comes back with ``reused`` and no step is spent."""
+        """Evaluate a step and record its node. A kernel the search already holds (under any
+        parent) is not evaluated again: that node comes back with ``reused``, no step is spent
+        and the selection the step answered is given back."""
         judge = self._require_judge()
         with self._open(search_id) as (conn, record, tree):
             task = self._task(record)
             settings = record.settings
             now = self._clock()
-            twin = repo.child_with_code(conn, search_id, step.parent, step.code)
+            twin = repo.node_with_code(conn, search_id, step.code)
             if twin is not None:
-                if holder is not None:  # the selection was answered: give it back
-                    leases.release_unclaimed(conn, search_id, step.parent, holder)
+                leases.release_unclaimed(conn, search_id, step.parent, holder)
                 # the caller spent its tokens all the same
                 repo.add_usage(conn, search_id, now, tokens=step.tokens)
                 return self._step_result(conn, record, tree, twin, improved=False, reused=True)
@@ -150,13 +150,13 @@ class Stepping(EngineCore):
         node = step.judged(result, settings)
         # the node, its backed-up statistics, the lease and the usage: one transaction
         with self._open(search_id) as (conn, _, tree):
-            best_before = tree[tree.best_id].reward if tree.best_id is not None else None
+            best_before = tree.best_id
             now = self._clock()
             node_id = repo.insert_node(conn, search_id, node, now)
             leases.delete(conn, lease_id)
             repo.add_usage(conn, search_id, now, steps=1, evaluations=1, tokens=step.tokens)
         with self._open(search_id) as (conn, record, tree):
-            improved = best_before is None or node.reward > best_before  # type: ignore[operator]
+            improved = tree.best_id == node_id != best_before
             return self._step_result(conn, record, tree, node_id, improved=improved)
 
     def _claim(

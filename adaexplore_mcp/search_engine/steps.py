@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 
 from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.judge.result import EvalResult
 from adaexplore_mcp.search_engine.models import Action, Edit
 from adaexplore_mcp.search_engine.repository import NewNode
-from adaexplore_mcp.search_engine.reward import reward_of, runtime_of, speedup_of
+from adaexplore_mcp.search_engine.reward import runtime_of, speedup_of
+
+
+def normalized_kernel(code: str) -> str:
+    """The kernel as the search keeps it: line ends unified, trailing whitespace dropped from
+    every line and the end. Kernels that differ only so are one kernel, evaluated once."""
+    lines = code.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line.rstrip() for line in lines).strip("\n") + "\n"
 
 
 class StepRequest(BaseModel):
@@ -20,8 +27,13 @@ class StepRequest(BaseModel):
     note: str | None = None
     tokens: int = 0
 
+    @field_validator("code")
+    @classmethod
+    def _normalized(cls, code: str) -> str:
+        return normalized_kernel(code)
+
     def judged(self, result: EvalResult, settings: SearchSettings) -> NewNode:
-        """The node to record, scored by the search's reward settings."""
+        """The node to record: the verdict and the measured numbers (its reward is derived)."""
         return NewNode(
             parent_id=self.parent,
             action=self.action,
@@ -31,7 +43,6 @@ class StepRequest(BaseModel):
             status=result.status.value,
             speedup=speedup_of(result, settings),
             runtime_ms=runtime_of(result),
-            reward=reward_of(result, settings),
             author=self.author,
             note=self.note,
             tokens=self.tokens,

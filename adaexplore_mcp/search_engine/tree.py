@@ -1,16 +1,18 @@
-"""One search's tree in memory: UCT selection with an expansion option and virtual loss.
+"""One search's tree in memory: rewards, UCT selection with an expansion option and virtual loss.
 
-The store is the truth; this is a cache kept in step by appending the rows committed since the
-last look. That is enough because nodes are only ever appended (ids rise by one per search, under
-the store's write lock), and a node's visits and value follow from the rewards below it: a new
-node adds one visit and its reward to itself and every ancestor, here exactly as in the store.
+The store is the truth and holds only what was measured: each node's verdict and runtime, and
+the re-measurements ``best_kernel`` took. Rewards are relative to the search's fastest kernel, so
+they move whenever the best does; they, and every node's visits, value and best reward below it,
+are derived here from the measurements whenever new rows arrive, never stored where they could
+go stale. New rows are appended: nodes and measurements are only ever appended, with ids that
+rise under the store's write lock.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 import sqlite3
+import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.judge.result import Status
 from adaexplore_mcp.search_engine.models import Action, NodeSummary
+from adaexplore_mcp.search_engine.reward import correct_reward, failure_reward
 from adaexplore_mcp.search_engine.similarity import diverse_pick, jaccard, shingles
 
 
@@ -28,19 +31,32 @@ class TreeNode:
     action: Action
     depth: int
     status: Status | None
-    reward: float | None
     speedup: float | None
     runtime_ms: float | None
-    visits: int
-    value_sum: float
     author: str | None
     created_at: float
+    samples_ms: list[float] = field(default_factory=list)
+    remeasure_failures: int = 0
+    reward: float | None = None
+    visits: int = 0
+    value_sum: float = 0.0
+    best_below: float = 0.0
     children: list[int] = field(default_factory=list)
     small_children: int = 0
 
     @property
     def value(self) -> float:
         return self.value_sum / self.visits if self.visits else 0.0
+
+    @property
+    def correct(self) -> bool:
+        """Correct at its evaluation and at every re-measurement."""
+        return self.status is Status.CORRECT and not self.remeasure_failures
+
+    @property
+    def median_ms(self) -> float | None:
+        """The median over the first evaluation and every correct re-measurement."""
+        return statistics.median(self.samples_ms) if self.samples_ms else None
 
     def summary(self) -> NodeSummary:
         return NodeSummary(
@@ -51,6 +67,7 @@ class TreeNode:
             status=self.status,
             speedup=self.speedup,
             runtime_ms=self.runtime_ms,
+            median_ms=self.median_ms,
             reward=self.reward,
             visits=self.visits,
             value=self.value,
@@ -61,11 +78,14 @@ class TreeNode:
 
 
 class Tree:
-    def __init__(self) -> None:
+    def __init__(self, settings: SearchSettings) -> None:
+        self.settings = settings
         self.nodes: list[TreeNode] = []
         self.best_id: int | None = None
-        # correct nodes ranked best first, as (-reward, id): the pool's candidates
-        self._ranked: list[tuple[float, int]] = []
+        self.last_measurement_id = 0
+        # correct kernels best first, as (0 if timed else 1, median ms, id): the order of their
+        # rewards, ties broken by age; the pool's and best_kernel's candidates
+        self._ranked: list[tuple[int, float, int]] = []
         self._shingles: dict[int, frozenset] = {}
         self._similarity: dict[tuple[int, int], float] = {}
         self._pool: tuple[int, list[tuple[int, float]]] | None = None
@@ -85,55 +105,98 @@ class Tree:
     def correct_count(self) -> int:
         return len(self._ranked)
 
+    @property
+    def best_ms(self) -> float | None:
+        """The lowest median runtime of a correct kernel; None while none is timed."""
+        first = self._ranked[0] if self._ranked else None
+        return first[1] if first is not None and first[0] == 0 else None
+
     # -- keeping in step with the store ------------------------------------------------------
 
-    def append_rows(self, rows: Iterable[sqlite3.Row]) -> None:
-        """Add rows newer than ``last_id``, in id order. On the first load the stored visits and
-        values are taken as they are; later, each new node is backed up here as in the store."""
-        first_load = not self.nodes
+    def refresh(self, rows: Iterable[sqlite3.Row], measurements: Iterable[sqlite3.Row]) -> None:
+        """Add node rows newer than ``last_id`` (in id order) and measurement rows newer than
+        ``last_measurement_id``, then derive every reward and statistic again if any came."""
+        changed = False
         for row in rows:
-            if row["id"] != len(self.nodes):
-                raise RuntimeError(
-                    f"node {row['id']} arrived after {self.last_id}: the tree cache is out of "
-                    "step with the store; reopen the search"
-                )
-            node = TreeNode(
-                id=row["id"],
-                parent=row["parent_id"],
-                action=Action(row["action"]),
-                depth=row["depth"],
-                status=Status(row["status"]) if row["status"] else None,
-                reward=row["reward"],
-                speedup=row["speedup"],
-                runtime_ms=row["runtime_ms"],
-                visits=row["visits"] if first_load else 0,
-                value_sum=row["value_sum"] if first_load else 0.0,
-                author=row["author"],
-                created_at=row["created_at"],
+            self._append(row)
+            changed = True
+        for row in measurements:
+            node = self.nodes[row["node_id"]]
+            if row["status"] != Status.CORRECT.value:
+                node.remeasure_failures += 1
+            elif row["runtime_ms"] is not None:
+                node.samples_ms.append(row["runtime_ms"])
+            self.last_measurement_id = row["id"]
+            changed = True
+        if changed:
+            self._derive()
+
+    def _append(self, row: sqlite3.Row) -> None:
+        if row["id"] != len(self.nodes):
+            raise RuntimeError(
+                f"node {row['id']} arrived after {self.last_id}: the tree cache is out of "
+                "step with the store; reopen the search"
             )
-            self.nodes.append(node)
+        node = TreeNode(
+            id=row["id"],
+            parent=row["parent_id"],
+            action=Action(row["action"]),
+            depth=row["depth"],
+            status=Status(row["status"]) if row["status"] else None,
+            speedup=row["speedup"],
+            runtime_ms=row["runtime_ms"],
+            author=row["author"],
+            created_at=row["created_at"],
+            samples_ms=[row["runtime_ms"]] if row["runtime_ms"] is not None else [],
+        )
+        self.nodes.append(node)
+        if node.parent is not None:
+            parent = self.nodes[node.parent]
+            parent.children.append(node.id)
+            if node.action is Action.SMALL:
+                parent.small_children += 1
+
+    def _derive(self) -> None:
+        """Rank the correct kernels, score every node against the fastest, and sum each
+        subtree: a scored node adds one visit and its reward to itself and every ancestor.
+        Children have higher ids than their parents, so one pass from the last id up does it."""
+        self._ranked = sorted(
+            (0 if node.median_ms is not None else 1, node.median_ms or 0.0, node.id)
+            for node in self.nodes
+            if node.correct
+        )
+        best_ms = self.best_ms
+        for node in self.nodes:
+            node.reward = self._reward(node, best_ms)
+            scored = node.reward is not None
+            node.visits = 1 if scored else 0
+            node.value_sum = node.reward if node.reward is not None else 0.0
+            node.best_below = node.reward if node.reward is not None else 0.0
+        for node in reversed(self.nodes):
             if node.parent is not None:
                 parent = self.nodes[node.parent]
-                parent.children.append(node.id)
-                if node.action is Action.SMALL:
-                    parent.small_children += 1
-            if node.reward is None:
-                continue
-            if not first_load:
-                self._backup(node.id, node.reward)
-            if self.best_id is None or node.reward > self.nodes[self.best_id].reward:  # type: ignore[operator]
-                self.best_id = node.id
-            if node.status is Status.CORRECT:
-                bisect.insort(self._ranked, (-node.reward, node.id))
-                self._correct_version += 1
+                parent.visits += node.visits
+                parent.value_sum += node.value_sum
+                parent.best_below = max(parent.best_below, node.best_below)
+        self.best_id = self._best()
+        self._correct_version += 1
 
-    def _backup(self, node_id: int, reward: float) -> None:
-        current: int | None = node_id
-        while current is not None:
-            node = self.nodes[current]
-            node.visits += 1
-            node.value_sum += reward
-            current = node.parent
+    def _reward(self, node: TreeNode, best_ms: float | None) -> float | None:
+        if node.status is None:
+            return None
+        if node.status is Status.CORRECT and node.remeasure_failures:
+            return failure_reward(Status.INCORRECT, self.settings)  # flaky: wrong at times
+        if node.status is Status.CORRECT:
+            return correct_reward(node.median_ms, best_ms, self.settings)
+        return failure_reward(node.status, self.settings)
+
+    def _best(self) -> int | None:
+        """The first of the ranked correct kernels; while none is correct, the failure that got
+        furthest (the oldest on a tie)."""
+        if self._ranked:
+            return self._ranked[0][2]
+        scored = [node for node in self.nodes if node.reward is not None]
+        return max(scored, key=lambda n: (n.reward, -n.id)).id if scored else None
 
     def ancestors(self, node_id: int) -> list[int]:
         """The node's ancestors, parent first, root last."""
@@ -154,12 +217,15 @@ class Tree:
 
     # -- selection ---------------------------------------------------------------------------
 
-    def select(self, leased: Iterable[int], settings: SearchSettings, start: int = 0) -> int:
+    def select(self, leased: Iterable[int], start: int = 0) -> int:
         """UCT from ``start`` (the root, or the node a fork continues from: the path above it is
-        context, not ground to expand). At every inner node the expansion option (a new child of
-        this node) competes with its children; a leaf is always expanded. Each outstanding lease
-        adds ``virtual_loss`` visits of reward 0 to its node and the node's ancestors, and counts
-        as a pending child of its node, so concurrent workers spread out."""
+        context, not ground to expand). A subtree's worth is its mean reward blended with the
+        best reward in it (``leader_weight``). At every inner node the expansion option (a new
+        child of this node) competes with its children; a leaf is always expanded. Each
+        outstanding lease adds ``virtual_loss`` visits of reward 0 to its node and the node's
+        ancestors, and counts as a pending child of its node, so concurrent workers spread
+        out."""
+        settings = self.settings
         pending = Counter(leased)
         loss: Counter[int] = Counter()
         for node_id, count in pending.items():
@@ -175,16 +241,22 @@ class Tree:
             for child_id in node.children:
                 child = self.nodes[child_id]
                 n = child.visits + settings.virtual_loss * loss[child_id]
-                score = child.value_sum / n + c * math.sqrt(log_n / n) if n > 0 else math.inf
+                score = self._worth(child, n) + c * math.sqrt(log_n / n) if n > 0 else math.inf
                 if score > best_score:
                     best_child, best_score = child_id, score
             widen = len(node.children) + pending[node.id] + 1
-            mean = node.value_sum / n_parent if n_parent > 0 else 0.0
-            expand = mean + c * settings.expansion_weight * math.sqrt(log_n / widen)
+            worth = self._worth(node, n_parent) if n_parent > 0 else 0.0
+            expand = worth + c * settings.expansion_weight * math.sqrt(log_n / widen)
             if expand > best_score:
                 return node.id
             node = self.nodes[best_child]
         return node.id
+
+    def _worth(self, node: TreeNode, n: float) -> float:
+        """The exploitation term: the mean reward over ``n`` visits (virtual loss counting as
+        visits of reward 0) blended with the best reward in the subtree."""
+        lead = self.settings.leader_weight
+        return (1 - lead) * node.value_sum / n + lead * node.best_below
 
     # -- context -----------------------------------------------------------------------------
 
@@ -204,7 +276,8 @@ class Tree:
         return chain[::-1]
 
     def top_correct(self, k: int) -> list[int]:
-        return [node_id for _, node_id in self._ranked[:k]]
+        """The ``k`` best correct kernels, best (the fastest) first."""
+        return [node_id for _, _, node_id in self._ranked[:k]]
 
     def pool(
         self,

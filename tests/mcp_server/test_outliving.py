@@ -164,3 +164,21 @@ async def test_leases_are_visible_and_a_leaving_client_gives_them_back(tmp_path:
             assert after["in_flight"] == 0
     finally:
         await bench.close()
+
+
+async def test_a_kernel_the_search_holds_under_another_node_spends_no_step(
+    client: Client, bench: Workbench
+) -> None:
+    sid = (await call(client, "start_search", task="gelu"))["id"]
+    first = await call(client, "regenerate", search_id=sid, code=GELU)
+    counting = Counting(bench)
+    selected = await call(client, "select_node", search_id=sid)
+    assert selected["node"]["id"] == first["node"]["id"] == 1
+    # sent again as a child of node 1 (not of the root it was made under), padded with spaces
+    padded = GELU.replace("\n", "   \n")
+    again = await call(client, "regenerate", search_id=sid, code=padded, node_id=1)
+    assert again["reused"] is True and again["node"]["id"] == 1 and counting.count == 0
+    assert again["usage"]["steps"] == 1 and again["usage"]["in_flight"] == 0
+    assert "already node 1" in again["next_call"]["why"] and again["improved"] is False
+    tree = await call(client, "get_tree", search_id=sid)
+    assert len(tree["nodes"]) == 2 and tree["leases"] == []

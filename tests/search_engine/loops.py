@@ -57,12 +57,13 @@ def select_once(db_path: str, search_id: str, results) -> None:
 
 
 def check_consistent(db_path: str | Path, search_id: str) -> int:
-    """Every node but the root carries a verdict; every node's visits and value are those of its
-    subtree. Returns the number of nodes."""
+    """Every node but the root carries a verdict; a tree loaded from the store gives every node
+    the visits and value of its subtree. Returns the number of nodes."""
+    engine = SearchEngine(Store(Path(db_path)))
+    tree = engine.get_tree(search_id)
     conn = sqlite3.connect(db_path)
     rows = conn.execute(
-        "SELECT id, parent_id, reward, visits, value_sum, result FROM search_nodes "
-        "WHERE search_id = ? ORDER BY id",
+        "SELECT id, parent_id, status, result FROM search_nodes WHERE search_id = ? ORDER BY id",
         (search_id,),
     ).fetchall()
     conn.close()
@@ -70,14 +71,16 @@ def check_consistent(db_path: str | Path, search_id: str) -> int:
     visits = [0] * len(rows)
     values = [0.0] * len(rows)
     parents = {row[0]: row[1] for row in rows}
-    for node_id, _, reward, _, _, result in rows[1:]:
-        assert reward is not None and result is not None, f"node {node_id} is half-written"
+    for node_id, _, status, result in rows[1:]:
+        assert status is not None and result is not None, f"node {node_id} is half-written"
+        reward = tree.nodes[node_id].reward
+        assert reward is not None, f"node {node_id} has no reward"
         current = node_id
         while current is not None:
             visits[current] += 1
             values[current] += reward
             current = parents[current]
-    for node_id, _, _, stored_visits, stored_value, _ in rows:
-        assert stored_visits == visits[node_id], f"node {node_id}: visits"
-        assert abs(stored_value - values[node_id]) < 1e-9, f"node {node_id}: value"
+    for node in tree.nodes:
+        assert node.visits == visits[node.id], f"node {node.id}: visits"
+        assert abs(node.value * node.visits - values[node.id]) < 1e-9, f"node {node.id}: value"
     return len(rows)

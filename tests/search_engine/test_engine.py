@@ -234,10 +234,68 @@ def test_the_best_kernel_is_decided_on_remeasured_runtime(store):
     assert by_id[flaky.node.id].disqualified.startswith("re-measurement incorrect")
     assert by_id[steady].median_ms == pytest.approx(10 / 3)
     assert len(judge.evaluated) == 3 + 9
+    # the tree's best and the rewards follow the re-measured runtimes
+    info = engine.get_search(sid)
+    assert info.best.id == steady and info.best.reward == 1.0
+    tree = {node.id: node for node in engine.get_tree(sid).nodes}
+    assert tree[lucky.node.id].reward < 1.0 and tree[lucky.node.id].median_ms == 10 / 1.5
+    assert tree[flaky.node.id].reward == settings.reward_incorrect
     # the measurements are stored: a later call without re-measuring decides the same
     assert run(engine.best_kernel(sid)).node.id == steady
     assert len(engine.export(sid).measurements) == 9
     assert engine.get_search(sid).usage.evaluations == 12
+
+
+def test_best_node_id_agrees_with_best_kernel_after_remeasuring(store):
+    # re-measuring the top two moves a kernel outside them ahead: it becomes the best node
+    # and best_kernel names it too, among its candidates
+    settings = SearchSettings(seed=1, remeasure_top_k=2, remeasure_count=1)
+    engine = SearchEngine(store, FakeJudge(), settings)
+    sid = engine.start_search(toy_task()).id
+    for name, speeds in (("a", "4, 1"), ("b", "3, 1")):
+        body = kernel(f"class ModelNew:\n  {name} = 1") + f"# speeds: {speeds}\n"
+        run(engine.regenerate(sid, body))
+    third = run(engine.regenerate(sid, kernel("class ModelNew:\n  c = 1", speed=2.0))).node.id
+    best = run(engine.best_kernel(sid, remeasure=True))
+    assert best.node.id == third == engine.get_search(sid).best.id
+    assert third in {c.node_id for c in best.candidates}
+    step = run(engine.regenerate(sid, kernel("class ModelNew:\n  d = 1", speed=1.5)))
+    assert step.best_node_id == third and not step.improved
+    # a fork keeps the re-measurements, so its copies keep the rewards they earned
+    fork = engine.fork(sid, 1)
+    copied = engine.get_node(fork.id, fork.forked_from.copied_as)
+    assert copied.median_ms == engine.get_node(sid, 1).median_ms == (2.5 + 10) / 2
+
+
+def test_rewards_follow_the_best_as_it_improves(engine):
+    sid = engine.start_search(toy_task()).id
+    first = run(engine.regenerate(sid, kernel("class ModelNew:\n  a = 1", speed=1.0)))
+    assert first.node.reward == 1.0 and first.improved
+    second = run(engine.regenerate(sid, kernel("class ModelNew:\n  b = 1", speed=1.25)))
+    assert second.improved and second.best_node_id == second.node.id
+    earlier = engine.get_node(sid, first.node.id)
+    assert earlier.reward == pytest.approx(0.3 + 0.7 * 0.8**4)  # 20% slower than the best
+    root = engine.get_tree(sid).nodes[0]
+    assert root.value * root.visits == pytest.approx(earlier.reward + 1.0)
+
+
+def test_a_kernel_the_search_already_holds_spends_no_step(engine, judge):
+    sid = engine.start_search(toy_task()).id
+    code = kernel(speed=2.0)
+    first = run(engine.regenerate(sid, code)).node
+    other = run(engine.regenerate(sid, kernel("class ModelNew:\n    b = 1", speed=2.0))).node
+    edit = Edit(old_str="    b = 1", new_str="    pass")
+    again = run(engine.apply_patch(sid, other.id, [edit]))  # a patch of a sibling makes it
+    assert again.reused and again.node.id == first.id and not again.improved
+    # a selection the duplicate answers is given back, not left holding the budget
+    selected = engine.select_node(sid).node.id
+    assert run(engine.regenerate(sid, code, selected)).reused
+    # trailing whitespace and line ends aside, it is the same kernel
+    padded = code.replace("\n", "  \r\n") + "\n\n"
+    assert run(engine.regenerate(sid, padded, other.id)).node.id == first.id
+    info = engine.get_search(sid)
+    assert info.usage.steps == 2 and info.usage.in_flight == 0 and info.node_count == 3
+    assert len(judge.evaluated) == 2
 
 
 def test_without_timings_the_best_kernel_is_decided_by_reward(store):
@@ -246,7 +304,7 @@ def test_without_timings_the_best_kernel_is_decided_by_reward(store):
     assert run(engine.best_kernel(sid)).node is None
     run(engine.regenerate(sid, kernel(fails="incorrect")))
     first = run(engine.regenerate(sid, kernel(speed=3.0))).node
-    assert first.speedup is None and first.reward == pytest.approx(0.65)
+    assert first.speedup is None and first.reward == 1.0  # correct kernels cannot be ranked
     best = run(engine.best_kernel(sid, remeasure=True))
     assert best.decided_by == "reward" and best.node.id == first.id
 

@@ -1,66 +1,56 @@
-import math
+import itertools
 
 import pydantic
 import pytest
 
 from adaexplore_mcp.config import SearchSettings
-from adaexplore_mcp.judge.result import EvalResult, RuntimeStats, Status
-from adaexplore_mcp.search_engine import reward_of
-from adaexplore_mcp.search_engine.reward import correct_reward
+from adaexplore_mcp.judge.result import Status
+from adaexplore_mcp.search_engine.reward import correct_reward, failure_reward
 
 SETTINGS = SearchSettings()
-
-
-def result(status: Status, speedup: float | None = None, *, timed: bool = True) -> EvalResult:
-    runtime = None
-    if speedup is not None:
-        ms = 10 / speedup
-        runtime = RuntimeStats(median_ms=ms, mean_ms=ms, std_ms=0, min_ms=ms, max_ms=ms, n=30)
-    return EvalResult(
-        status=status,
-        message="",
-        task="t",
-        task_hash="h",
-        kernel_hash="k",
-        runtime=runtime,
-        speedup_eager=speedup,
-        speedup_compile=None if speedup is None else speedup / 2,
-        timing_meaningful=timed and speedup is not None,
-    )
+BEST_MS = 10.0
 
 
 def test_failures_rank_below_every_correct_kernel_and_by_how_far_they_got():
-    compile_error = reward_of(result(Status.COMPILE_ERROR), SETTINGS)
-    runtime_error = reward_of(result(Status.RUNTIME_ERROR), SETTINGS)
-    incorrect = reward_of(result(Status.INCORRECT), SETTINGS)
-    slowest = reward_of(result(Status.CORRECT, 0.001), SETTINGS)
+    compile_error = failure_reward(Status.COMPILE_ERROR, SETTINGS)
+    runtime_error = failure_reward(Status.RUNTIME_ERROR, SETTINGS)
+    incorrect = failure_reward(Status.INCORRECT, SETTINGS)
+    slowest = correct_reward(BEST_MS * 1000, BEST_MS, SETTINGS)
     assert compile_error < runtime_error < incorrect < slowest
-    assert reward_of(result(Status.REJECTED), SETTINGS) <= compile_error
-    assert reward_of(result(Status.TIMEOUT), SETTINGS) < slowest
+    assert failure_reward(Status.REJECTED, SETTINGS) <= compile_error
+    assert failure_reward(Status.TIMEOUT, SETTINGS) < slowest
+    with pytest.raises(ValueError, match="not a failure"):
+        failure_reward(Status.CORRECT, SETTINGS)
 
 
-def test_correct_kernels_rise_with_speedup_and_stay_bounded():
-    speedups = [0.01, 0.1, 0.5, 1.0, 1.5, 2.0, 5.0, 10.0, 1000.0]
-    rewards = [reward_of(result(Status.CORRECT, s), SETTINGS) for s in speedups]
-    assert rewards == sorted(rewards)
-    assert rewards[0] == SETTINGS.reward_correct_floor and rewards[-1] == 1.0
-    assert all(0 <= r <= 1 for r in rewards)
-    assert rewards[4] < rewards[5] < rewards[6]  # strictly rising inside the cap
-    assert math.isclose(rewards[3], SETTINGS.reward_correct_floor + (1 - 0.3) / 2)
+def test_correct_kernels_fall_with_runtime_from_1_at_the_best_and_stay_above_the_floor():
+    runtimes = [BEST_MS * factor for factor in (1.0, 1.05, 1.1, 1.25, 1.5, 2.0, 10.0, 100.0)]
+    rewards = [correct_reward(ms, BEST_MS, SETTINGS) for ms in runtimes]
+    assert rewards[0] == 1.0
+    assert all(a > b for a, b in itertools.pairwise(rewards))  # strictly falling
+    assert all(SETTINGS.reward_correct_floor < r <= 1 for r in rewards)
 
 
-def test_a_correct_kernel_without_meaningful_timing_counts_as_the_baseline_speed():
-    cpu = reward_of(result(Status.CORRECT), SETTINGS)
-    assert cpu == correct_reward(1.0, SETTINGS)
-    # a speedup the judge marks as not meaningful is ignored too
-    assert reward_of(result(Status.CORRECT, 4.0, timed=False), SETTINGS) == cpu
-    faster_guess = SearchSettings(unmeasured_speedup=2.0)
-    assert reward_of(result(Status.CORRECT), faster_guess) > cpu
+def test_kernels_near_the_best_are_told_apart():
+    # the search: eager-relative 0.879x and 0.93x against a 1.078x leader, which the
+    # log-speedup reward scored 0.630, ~0.64 and 0.661
+    leader, middle, dominated = (
+        correct_reward(10 / s, 10 / 1.078, SETTINGS) for s in (1.078, 0.93, 0.879)
+    )
+    assert leader == 1.0
+    assert leader - middle > 0.25 and middle - dominated > 0.05
 
 
-def test_the_baseline_is_configurable():
-    against_compile = SearchSettings(speedup_baseline="compile")
-    assert reward_of(result(Status.CORRECT, 4.0), against_compile) == correct_reward(2.0, SETTINGS)
+def test_sharpness_sets_how_fast_slower_kernels_fall_off():
+    gentle = SearchSettings(reward_sharpness=1.0)
+    assert correct_reward(20.0, BEST_MS, gentle) == pytest.approx(0.3 + 0.7 / 2)
+    assert correct_reward(20.0, BEST_MS, SETTINGS) == pytest.approx(0.3 + 0.7 / 16)
+
+
+def test_without_timings_correct_kernels_cannot_be_ranked():
+    assert correct_reward(None, None, SETTINGS) == 1.0  # no timing anywhere: all alike
+    # in a timed search a kernel without a meaningful timing is not shown to be fast
+    assert correct_reward(None, BEST_MS, SETTINGS) == SETTINGS.reward_correct_floor
 
 
 def test_settings_refuse_a_failure_rewarded_above_a_correct_kernel():
