@@ -152,7 +152,8 @@ def test_the_working_memory_keeps_each_steps_note_and_the_end_of_what_its_kernel
     assert len(this.note) <= views.NOTE_LIMIT and not this.note.endswith(" …")
     assert this.output_tail == ancestor.output_tail  # the patch left the prints as they were
     # a step without a note, and a kernel that prints nothing, carry neither
-    three = run(engine.apply_patch(sid, two.node.id, [Edit(old_str="y + x", new_str="x + y")]))
+    # (a kernel the search already has would be that node again: this one is new)
+    three = run(engine.apply_patch(sid, two.node.id, [Edit(old_str="y + x", new_str="(y + x)")]))
     quiet = run(engine.regenerate(sid, kernel(MATMUL, speed=2.0), three.node.id, note="  "))
     assert engine.get_node(sid, three.node.id).note is None
     entry = engine.step_context(sid, quiet.node.id, Action.SMALL)[0][-1]
