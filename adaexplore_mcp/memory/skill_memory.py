@@ -280,9 +280,7 @@ class SkillMemory:
                     if status == RuleStatus.ACTIVE and not specific:
                         precision, ops, gpu_arch = row[7:]
                         context = MemoryContext(precision=precision, ops=ops, gpu_arch=gpu_arch)
-                        self._index.upsert(
-                            rule_id, text, support, seen, json.loads(tasks), context
-                        )
+                        self._index.upsert(rule_id, text, support, seen, json.loads(tasks), context)
                     else:
                         self._index.remove(rule_id)
                 self._index_generation = generation

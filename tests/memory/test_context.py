@@ -1,4 +1,4 @@
-"""Rules carry the policies and GPU they hold for; retrieval leaves out what a search contradicts."""
+"""Rules carry the policies and GPU they hold for; retrieval leaves out what a search denies."""
 
 from __future__ import annotations
 
