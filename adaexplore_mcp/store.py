@@ -171,6 +171,34 @@ _MIGRATIONS: list[str] = [
     ALTER TABLE search_leases ADD COLUMN holder TEXT;
     CREATE INDEX search_leases_by_holder ON search_leases (holder);
     """,
+    # 6: the context a rule holds for (precision policy, operator policy, GPU architecture; NULL
+    # is any), the verdict and policies of a failure it is learned from, and the performance
+    # lessons: a child kernel measurably faster than its parent, what changed and where.
+    """
+    ALTER TABLE rules ADD COLUMN precision TEXT;
+    ALTER TABLE rules ADD COLUMN ops TEXT;
+    ALTER TABLE rules ADD COLUMN gpu_arch TEXT;
+    ALTER TABLE failures ADD COLUMN verdict TEXT;
+    ALTER TABLE failures ADD COLUMN precision TEXT;
+    ALTER TABLE failures ADD COLUMN ops TEXT;
+    CREATE TABLE performance_lessons (
+        id              INTEGER PRIMARY KEY,
+        search_id       TEXT NOT NULL,
+        node_id         INTEGER NOT NULL,
+        parent_id       INTEGER NOT NULL,
+        task            TEXT NOT NULL,
+        task_operators  TEXT NOT NULL,
+        change          TEXT NOT NULL,
+        speedup_before  REAL NOT NULL,
+        speedup_after   REAL NOT NULL,
+        device_name     TEXT,
+        gpu_arch        TEXT,
+        precision       TEXT NOT NULL,
+        ops             TEXT NOT NULL,
+        created_at      REAL NOT NULL,
+        UNIQUE (search_id, node_id)
+    );
+    """,
 ]
 
 

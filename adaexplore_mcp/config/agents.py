@@ -92,6 +92,22 @@ class MemorySettings(BaseModel):
     starter: bool = Field(
         default=True, description="Load the starter memory shipped with the package."
     )
+    lesson_margin: float = Field(
+        default=0.1,
+        ge=0,
+        description="A step is a performance lesson when its speedup beats its parent's by this "
+        "fraction (0.1: 10% faster), on the same device and policies.",
+    )
+    lesson_similarity: float = Field(
+        default=0.3,
+        gt=0,
+        le=1,
+        description="Operator overlap (Jaccard of the reference's torch operators) from which a "
+        "task's performance lessons are shown for another task.",
+    )
+    max_lessons: int = Field(
+        default=3, ge=0, le=50, description="Performance lessons select_node shows at most."
+    )
 
 
 class SearchSettings(BaseModel):

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from adaexplore_mcp.config import Ops
+from adaexplore_mcp.mcp_server.searches import search_context
 from adaexplore_mcp.mcp_server.selection import PoolKernel
 from adaexplore_mcp.memory import FailureExample, SkillMemory
 from adaexplore_mcp.prompts import render
@@ -97,7 +98,8 @@ class StepPrompts:
                 "revise; use the large_step prompt for it"
             )
         memory, _ = engine.step_context(search_id, node_id, Action.SMALL)
-        rules = self._memory.get_rules(query=node.code, task=task.name)
+        context = search_context(engine.get_search(search_id).settings, node.result)
+        rules = self._memory.get_rules(query=node.code, task=task.name, context=context)
         return render(
             "small_step",
             **small_step_variables(
@@ -117,7 +119,8 @@ class StepPrompts:
         task = engine.task(search_id)
         _, pool = engine.step_context(search_id, node_id, Action.LARGE)
         query = pool[0].code if pool else None
-        rules = self._memory.get_rules(query=query, task=task.name)
+        context = search_context(engine.get_search(search_id).settings, None)
+        rules = self._memory.get_rules(query=query, task=task.name, context=context)
         return render(
             "large_step",
             **large_step_variables(

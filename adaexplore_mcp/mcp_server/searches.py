@@ -3,9 +3,10 @@ evaluations in flight. It knows nothing of MCP; search_tools.py translates."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 
-from adaexplore_mcp.config import Ops, Precision, Settings
+from adaexplore_mcp.config import Ops, Precision, SearchSettings, Settings
 from adaexplore_mcp.judge import EvalResult, ProgressCallback
 from adaexplore_mcp.judge.result import kernel_hash
 from adaexplore_mcp.mcp_server.answers import Step, after_step
@@ -19,7 +20,14 @@ from adaexplore_mcp.mcp_server.listing import (
 from adaexplore_mcp.mcp_server.models import Evaluation, Released
 from adaexplore_mcp.mcp_server.running import RunningSteps
 from adaexplore_mcp.mcp_server.selection import NodeSelection, build_selection
-from adaexplore_mcp.memory import AddFailureResult, RuleHit, SkillMemory
+from adaexplore_mcp.memory import (
+    AddFailureResult,
+    Measured,
+    PerformanceMemory,
+    RuleHit,
+    SkillMemory,
+)
+from adaexplore_mcp.memory.context import MemoryContext, gpu_arch_of
 from adaexplore_mcp.search_engine import (
     BestKernel,
     Budget,
@@ -32,7 +40,11 @@ from adaexplore_mcp.search_engine import (
 from adaexplore_mcp.search_engine.steps import StepRequest
 from adaexplore_mcp.tasks import Task
 
+log = logging.getLogger(__name__)
+
 Remember = Callable[[str, str, EvalResult], Awaitable[AddFailureResult | None]]
+# How much of each side of an edit a performance lesson quotes.
+_EDIT_CHARS = 90
 
 
 class Searches:
@@ -47,6 +59,7 @@ class Searches:
         memory: SkillMemory,
         running: RunningSteps[Step | Evaluation],
         *,
+        lessons: PerformanceMemory,
         task: Callable[[str], Task],
         task_name: Callable[[str | None], str | None],
         remember: Remember,
@@ -54,6 +67,7 @@ class Searches:
         self.engine = engine
         self._settings = settings
         self._memory = memory
+        self._lessons = lessons
         self._running = running
         self._task = task
         self._task_name = task_name
@@ -116,20 +130,29 @@ class Searches:
         # best kernel of the pool, else the task's reference
         task = self.engine.task(search_id)
         query = node.code or (selection.pool[0].code if selection.pool else task.source)
+        context = self.memory_context(search_id, node.result)
         return build_selection(
             selection,
-            self._relevant_rules(query, task.name),
+            self._relevant_rules(query, task.name, context),
             self.engine.leases(search_id, holder=holder),
             context_tokens or self._settings.mcp.context_tokens,
+            lessons=self._lessons.similar(task.source, context),
         )
 
-    def _relevant_rules(self, query: str, task: str) -> list[RuleHit]:
+    def memory_context(self, search_id: str, judged: EvalResult | None) -> MemoryContext:
+        """What the memory's entries must not contradict: the search's policies and the GPU
+        ``judged`` (the selected node's result) ran on, when it ran on one."""
+        return search_context(self.engine.get_search(search_id).settings, judged)
+
+    def _relevant_rules(self, query: str, task: str, context: MemoryContext) -> list[RuleHit]:
         """The rules worth a selection's room: at most ``max_rules``, each at least
-        ``rule_relevance`` as relevant as the most relevant one."""
+        ``rule_relevance`` as relevant as the most relevant one, none its context denies."""
         settings = self._settings.mcp
         if settings.max_rules == 0:
             return []
-        hits = self._memory.get_rules(query=query, task=task, limit=settings.max_rules).rules
+        hits = self._memory.get_rules(
+            query=query, task=task, limit=settings.max_rules, context=context
+        ).rules
         top = max((hit.score for hit in hits), default=0.0)
         return [hit for hit in hits if hit.score > 0 and hit.score >= settings.rule_relevance * top]
 
@@ -182,12 +205,39 @@ class Searches:
             node, memory = taken.node, None
             if not taken.reused and node.result is not None and node.code is not None:
                 memory = await self._remember(node.result.task, node.code, node.result)
+                self._learn(search_id, node)
             return Step.of(taken, memory)
 
         key = ("step", search_id, step.parent, kernel_hash(step.code))
         if key in self._running and step.tokens:  # joining: its tokens were spent all the same
             self.engine.add_tokens(search_id, step.tokens)
         return await self._running.run(key, work, on_progress)  # type: ignore[return-value]
+
+    def _learn(self, search_id: str, node: NodeView) -> None:
+        """Keeps a step that made its parent's kernel measurably faster as a performance lesson.
+        The step matters more than its bookkeeping: a lesson that cannot be kept is logged."""
+        result = node.result
+        if node.parent_id is None or result is None or not (result.ok and result.timing_meaningful):
+            return
+        try:
+            parent = self.engine.get_node(search_id, node.parent_id)
+            settings = self.engine.get_search(search_id).settings
+            before, after = _measured(parent, settings), _measured(node, settings)
+            if before is None or after is None:
+                return
+            task = self.engine.task(search_id)
+            self._lessons.observe(
+                search_id=search_id,
+                node_id=node.id,
+                parent_id=parent.id,
+                task=task.name,
+                task_source=task.source,
+                change=node.note or _edits_summary(node.edits),
+                before=before,
+                after=after,
+            )
+        except Exception:
+            log.exception("could not keep node %s of search %s as a lesson", node.id, search_id)
 
     def release(self, search_id: str, node_id: int, *, holder: str | None = None) -> Released:
         released = self.engine.release(search_id, node_id, holder=holder)
@@ -249,3 +299,36 @@ class Searches:
         return await self.engine.best_kernel(
             search_id, remeasure=remeasure, on_progress=on_progress
         )
+
+
+def search_context(settings: SearchSettings, judged: EvalResult | None) -> MemoryContext:
+    env = judged.environment if judged is not None else None
+    return MemoryContext(
+        precision=settings.precision,
+        ops=settings.ops,
+        gpu_arch=gpu_arch_of(env.capability, interpreter=env.interpreter) if env else None,
+    )
+
+
+def _measured(node: NodeView, settings: SearchSettings) -> Measured | None:
+    """A correct node's timed speedup and where it was measured; None when it has none (a
+    failure, the root, or a timing that is not meaningful, as on the CPU)."""
+    result = node.result
+    if result is None or not result.ok or not result.timing_meaningful or not node.speedup:
+        return None
+    env = result.environment
+    return Measured(
+        speedup=node.speedup,
+        device_name=env.device_name if env else None,
+        context=search_context(settings, result),
+    )
+
+
+def _edits_summary(edits: Sequence[Edit] | None) -> str:
+    """A patch in a line: each edit's old and new text, cut."""
+
+    def cut(text: str) -> str:
+        text = " ".join(text.split())
+        return text if len(text) <= _EDIT_CHARS else text[: _EDIT_CHARS - 1] + "…"
+
+    return "; ".join(f"replaced `{cut(e.old_str)}` with `{cut(e.new_str)}`" for e in edits or [])

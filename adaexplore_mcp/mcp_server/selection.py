@@ -12,12 +12,13 @@ kernel_uri reads). The answer says what it left out.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
 from adaexplore_mcp.judge import Status
 from adaexplore_mcp.mcp_server.answers import CHARS_PER_TOKEN, NextCall, kernel_uri, tokens_of
-from adaexplore_mcp.memory import RuleHit
+from adaexplore_mcp.memory import PerformanceLesson, RuleHit
 from adaexplore_mcp.search_engine import (
     Action,
     Budget,
@@ -81,6 +82,11 @@ class NodeSelection(BaseModel):
     rules: list[RuleHit] = Field(
         description="Active rules relevant to this node's kernel and task; breaking one fails."
     )
+    performance_lessons: list[PerformanceLesson] = Field(
+        default_factory=list,
+        description="Measured changes that made kernels of similar tasks faster, under this "
+        "search's policies and GPU: what changed and the speedups before and after.",
+    )
     lease_expires_at: float = Field(
         description="Your selection holds the node until then (release gives it back)."
     )
@@ -96,9 +102,12 @@ def build_selection(
     rules: list[RuleHit],
     leases: list[LeaseView],
     budget_tokens: int,
+    *,
+    lessons: Sequence[PerformanceLesson] = (),
 ) -> NodeSelection:
     """The answer to ``select_node`` within ``budget_tokens`` (the kernel to patch is always
-    sent, so a kernel larger than the budget makes a larger answer)."""
+    sent, so a kernel larger than the budget makes a larger answer); performance lessons come
+    after the rules and before the older working memory."""
     node, sid = selection.node, selection.search_id
     small = selection.action is Action.SMALL
     answer = NodeSelection(
@@ -145,6 +154,16 @@ def build_selection(
         kept += 1
     if kept < len(rules):
         omitted.append(f"{len(rules) - kept} less relevant rules (get_rules)")
+    shown = 0
+    for lesson in lessons:
+        cost = tokens_of(lesson)
+        if cost > room:
+            break
+        answer.performance_lessons.append(lesson)
+        room -= cost
+        shown += 1
+    if shown < len(lessons):
+        omitted.append(f"{len(lessons) - shown} less similar performance lessons")
     kept_chain, left_out, room = _fit_chain(chain[1:], room)
     answer.working_memory[:0] = kept_chain
     omitted += left_out

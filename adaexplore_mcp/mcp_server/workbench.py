@@ -36,6 +36,7 @@ from adaexplore_mcp.mcp_server.searches import Searches
 from adaexplore_mcp.memory import (
     AddFailureResult,
     FailureReport,
+    PerformanceMemory,
     SkillMemory,
     open_memory,
 )
@@ -83,6 +84,7 @@ class Workbench:
             self.engine,
             self.memory,
             self.running,
+            lessons=PerformanceMemory(self.store, settings.memory),
             task=self.task,
             task_name=self._task_name,
             remember=self._remember,
@@ -253,6 +255,8 @@ class Workbench:
             torch=result.environment.torch if result.environment else None,
             triton=result.environment.triton if result.environment else None,
             gpu_arch=_gpu_arch(result.environment),
+            precision=result.precision,
+            ops=result.ops,
             origin="mcp",
         )
         try:

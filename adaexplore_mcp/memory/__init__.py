@@ -2,6 +2,7 @@
 merged when they repeat, activated when failures on several tasks support them, and injected
 into every prompt."""
 
+from adaexplore_mcp.memory.context import MemoryContext
 from adaexplore_mcp.memory.distiller import Distiller, FailureExample, LLMDistiller, parse_rule
 from adaexplore_mcp.memory.models import (
     AddFailureResult,
@@ -13,6 +14,7 @@ from adaexplore_mcp.memory.models import (
     RulesAnswer,
     RuleStatus,
 )
+from adaexplore_mcp.memory.performance import Measured, PerformanceLesson, PerformanceMemory
 from adaexplore_mcp.memory.reasoning_bank import Lesson, ReasoningBank, TaskOutcome
 from adaexplore_mcp.memory.rule_text import RuleTextError
 from adaexplore_mcp.memory.rule_text import kernel_specific as kernel_specific_reason
@@ -41,6 +43,10 @@ __all__ = [
     "ImportReport",
     "LLMDistiller",
     "Lesson",
+    "Measured",
+    "MemoryContext",
+    "PerformanceLesson",
+    "PerformanceMemory",
     "Provenance",
     "ReasoningBank",
     "Rule",

@@ -7,6 +7,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from adaexplore_mcp.config import Ops, Precision
+from adaexplore_mcp.memory.context import ANY, MemoryContext
+
 
 class RuleStatus(StrEnum):
     CANDIDATE = "candidate"  # not yet supported by failures on enough distinct tasks
@@ -41,6 +44,12 @@ class FailureReport(BaseModel):
     gpu_arch: str | None = Field(
         default=None, description="e.g. 'sm_90' or 'interpreter' for Triton's CPU interpreter."
     )
+    precision: Precision | None = Field(
+        default=None, description="The precision policy it was judged under, when known."
+    )
+    ops: Ops | None = Field(
+        default=None, description="The operator policy it was judged under, when known."
+    )
     origin: str = Field(default="agent", max_length=100, description="Who reported it.")
 
 
@@ -54,6 +63,9 @@ class Failure(BaseModel):
     torch: str | None
     triton: str | None
     gpu_arch: str | None
+    verdict: str | None = None
+    precision: Precision | None = None
+    ops: Ops | None = None
     origin: str
     created_at: float
     rule_ids: list[int] = Field(default_factory=list)
@@ -76,6 +88,11 @@ class Rule(BaseModel):
     tasks: list[str] = Field(default_factory=list, description="Tasks of the linked failures.")
     environments: list[str] = Field(
         default_factory=list, description="torch/triton/GPU of the linked failures."
+    )
+    context: MemoryContext = Field(
+        default=ANY,
+        description="The policies and GPU it holds for; retrieval leaves it out of searches "
+        "under another.",
     )
 
 

@@ -9,11 +9,12 @@ import sqlite3
 import time
 from collections.abc import Iterable
 
+from adaexplore_mcp.memory.context import ANY, MemoryContext, failure_context
 from adaexplore_mcp.memory.models import Failure, FailureReport, Provenance, Rule, RuleStatus
 
 _RULE_COLUMNS = """
     r.id, r.text, r.status, r.kernel_specific, r.imported_support, r.provenance,
-    r.first_seen, r.last_seen,
+    r.first_seen, r.last_seen, r.precision, r.ops, r.gpu_arch,
     COUNT(f.id) AS support_failures,
     COUNT(DISTINCT f.task) AS linked_tasks,
     json_group_array(DISTINCT f.task) FILTER (WHERE f.task IS NOT NULL) AS tasks,
@@ -76,7 +77,8 @@ def insert_failure(
         return row[0], True
     cursor = conn.execute(
         "INSERT INTO failures (task, code_hash, code, signature, error_type, error, torch, "
-        "triton, gpu_arch, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "triton, gpu_arch, verdict, precision, ops, origin, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             report.task,
             code_hash,
@@ -87,6 +89,9 @@ def insert_failure(
             report.torch,
             report.triton,
             report.gpu_arch,
+            report.verdict,
+            report.precision,
+            report.ops,
             report.origin,
             time.time(),
         ),
@@ -174,6 +179,7 @@ def insert_rule(
     provenance: Provenance,
     kernel_specific: bool,
     imported_support: int = 0,
+    context: MemoryContext = ANY,
 ) -> int:
     now = time.time()
     cursor = conn.execute(
@@ -181,7 +187,27 @@ def insert_rule(
         "provenance, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (text, normalized, status, int(kernel_specific), imported_support, provenance, now, now),
     )
-    return int(cursor.lastrowid)
+    rule_id = int(cursor.lastrowid)
+    set_context(conn, rule_id, context)
+    return rule_id
+
+
+def set_context(conn: sqlite3.Connection, rule_id: int, context: MemoryContext) -> None:
+    conn.execute(
+        "UPDATE rules SET precision = ?, ops = ?, gpu_arch = ? WHERE id = ?",
+        (context.precision, context.ops, context.gpu_arch, rule_id),
+    )
+
+
+def rule_context(conn: sqlite3.Connection, rule_id: int) -> MemoryContext:
+    row = conn.execute(
+        "SELECT precision, ops, gpu_arch FROM rules WHERE id = ?", (rule_id,)
+    ).fetchone()
+    return _context(row)
+
+
+def _context(row: sqlite3.Row) -> MemoryContext:
+    return MemoryContext(precision=row["precision"], ops=row["ops"], gpu_arch=row["gpu_arch"])
 
 
 def rule_by_normalized(conn: sqlite3.Connection, normalized: str) -> int | None:
@@ -195,17 +221,29 @@ def rule_texts(conn: sqlite3.Connection) -> list[tuple[int, str, str]]:
 
 
 def link(conn: sqlite3.Connection, rule_id: int, failure_ids: Iterable[int]) -> int:
-    """Links failures to a rule; returns how many links are new."""
+    """Links failures to a rule; returns how many links are new. A newly linked failure
+    learned under another policy or GPU widens the rule's context to what holds for both."""
     now = time.time()
     added = 0
+    context = rule_context(conn, rule_id)
     for failure_id in failure_ids:
         cursor = conn.execute(
             "INSERT OR IGNORE INTO rule_failures VALUES (?, ?, ?)", (rule_id, failure_id, now)
         )
-        added += cursor.rowcount
+        if cursor.rowcount:
+            added += 1
+            context = context.widened(_failure_context(conn, failure_id))
     if added:
         conn.execute("UPDATE rules SET last_seen = ? WHERE id = ?", (now, rule_id))
+        set_context(conn, rule_id, context)
     return added
+
+
+def _failure_context(conn: sqlite3.Connection, failure_id: int) -> MemoryContext:
+    row = conn.execute(
+        "SELECT verdict, precision, ops, gpu_arch FROM failures WHERE id = ?", (failure_id,)
+    ).fetchone()
+    return failure_context(row["verdict"], row["precision"], row["ops"], row["gpu_arch"])
 
 
 def raise_support(conn: sqlite3.Connection, rule_id: int, support: int) -> None:
@@ -259,13 +297,15 @@ def list_rules(
 
 
 def changed_rules(conn: sqlite3.Connection, since: int) -> list[tuple]:
-    """(id, text, status, kernel_specific, support_tasks, last_seen, tasks as a JSON list) of
-    every rule whose revision is above ``since``. Lean: this feeds the index."""
+    """(id, text, status, kernel_specific, support_tasks, last_seen, tasks as a JSON list,
+    precision, ops, gpu_arch) of every rule whose revision is above ``since``. Lean: this feeds
+    the index."""
     return conn.execute(
         """
         SELECT r.id, r.text, r.status, r.kernel_specific,
                r.imported_support + COUNT(DISTINCT f.task), r.last_seen,
-               json_group_array(DISTINCT f.task) FILTER (WHERE f.task IS NOT NULL)
+               json_group_array(DISTINCT f.task) FILTER (WHERE f.task IS NOT NULL),
+               r.precision, r.ops, r.gpu_arch
         FROM rules r
         LEFT JOIN rule_failures rf ON rf.rule_id = r.id
         LEFT JOIN failures f ON f.id = rf.failure_id
@@ -289,4 +329,5 @@ def _rule(row: sqlite3.Row) -> Rule:
         last_seen=row["last_seen"],
         tasks=sorted(json.loads(row["tasks"] or "[]")),
         environments=sorted(json.loads(row["environments"] or "[]")),
+        context=_context(row),
     )

@@ -18,6 +18,7 @@ from itertools import islice
 
 import numpy as np
 
+from adaexplore_mcp.memory.context import ANY, MemoryContext
 from adaexplore_mcp.memory.models import RuleHit
 from adaexplore_mcp.memory.rule_text import STOPWORDS, stem, words
 
@@ -55,6 +56,7 @@ class IndexedRule:
     last_seen: float
     tasks: frozenset[str]
     term_ids: list[int]
+    context: MemoryContext = ANY
 
 
 class RuleIndex:
@@ -96,14 +98,22 @@ class RuleIndex:
         return out
 
     def upsert(
-        self, rule_id: int, text: str, support_tasks: int, last_seen: float, tasks: Iterable[str]
+        self,
+        rule_id: int,
+        text: str,
+        support_tasks: int,
+        last_seen: float,
+        tasks: Iterable[str],
+        context: MemoryContext = ANY,
     ) -> None:
         self.remove(rule_id)
         counts = Counter(self.terms(text))
         term_ids = [self._term_id(term) for term in counts]
         slot = len(self._entries)
         self._entries.append(
-            IndexedRule(rule_id, text, support_tasks, last_seen, frozenset(tasks), term_ids)
+            IndexedRule(
+                rule_id, text, support_tasks, last_seen, frozenset(tasks), term_ids, context
+            )
         )
         self._slot_of[rule_id] = slot
         self._alive.append(True)
@@ -142,7 +152,14 @@ class RuleIndex:
         live = [entry for entry in self._entries if entry is not None]
         self.__init__()  # the vocabulary and word cache are rebuilt too; both are cheap
         for entry in live:
-            self.upsert(entry.id, entry.text, entry.support_tasks, entry.last_seen, entry.tasks)
+            self.upsert(
+                entry.id,
+                entry.text,
+                entry.support_tasks,
+                entry.last_seen,
+                entry.tasks,
+                entry.context,
+            )
 
     def _current_arrays(self) -> dict[str, np.ndarray]:
         if self._arrays is None:
@@ -163,8 +180,16 @@ class RuleIndex:
 
     # -- querying ------------------------------------------------------------------------------
 
-    def search(self, query: str | None, task: str | None) -> Iterator[tuple[float, IndexedRule]]:
-        """Every active rule, best first: relevant ones by score, then the rest by support."""
+    def search(
+        self, query: str | None, task: str | None, context: MemoryContext | None = None
+    ) -> Iterator[tuple[float, IndexedRule]]:
+        """Every active rule, best first: relevant ones by score, then the rest by support.
+        Rules learned under a policy or GPU that ``context`` contradicts are left out."""
+        for score, entry in self._ranked(query, task):
+            if not entry.context.contradicts(context):
+                yield score, entry
+
+    def _ranked(self, query: str | None, task: str | None) -> Iterator[tuple[float, IndexedRule]]:
         scores = np.zeros(len(self._entries), np.float64)
         if query:
             self._score(query, scores)

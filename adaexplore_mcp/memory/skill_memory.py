@@ -20,6 +20,7 @@ from collections.abc import Collection, Mapping
 from adaexplore_mcp.config import MemorySettings, Settings
 from adaexplore_mcp.memory import outcomes
 from adaexplore_mcp.memory import repository as repo
+from adaexplore_mcp.memory.context import ANY, MemoryContext, failure_context
 from adaexplore_mcp.memory.distiller import Distiller, FailureExample
 from adaexplore_mcp.memory.models import (
     AddFailureResult,
@@ -118,8 +119,14 @@ class SkillMemory:
             return outcomes.unfiled(failure_id, sig, duplicate=duplicate, why=why_none)
         specific = kernel_specific(text, report.code)
         target = await self._merge_target(text, known)
+        # a new rule holds for what this failure was learned under; later support widens it
+        learned_under = failure_context(
+            report.verdict, report.precision, report.ops, report.gpu_arch
+        )
         with self._store.connect() as conn:
-            rule_id, placed = self._place(conn, text, provenance, specific, target)
+            rule_id, placed = self._place(
+                conn, text, provenance, specific, target, context=learned_under
+            )
         return self._file(failure_id, sig, rule_id, placed, duplicate=duplicate)
 
     def _file(
@@ -184,16 +191,21 @@ class SkillMemory:
         *,
         provenance: Provenance = Provenance.MANUAL,
         support: int | None = None,
+        context: MemoryContext | None = None,
     ) -> tuple[Rule, bool]:
         """Adds a rule or merges it into the one it repeats; returns it and whether it is new.
 
         ``support`` None: a curated rule, active at once. A number: that many distinct tasks
-        support it elsewhere (an import); active once that reaches the threshold."""
+        support it elsewhere (an import); active once that reaches the threshold.
+        ``context``: the policies and GPU the rule holds for, stated by its curator (it replaces
+        the context of the rule merged into); None leaves a new rule general."""
         text = clean(text)
         specific = kernel_specific(text)
         with self._store.connect() as conn:
             target = self._lexical_match(conn, text)
             rule_id, placed = self._place(conn, text, provenance, specific, target)
+            if context is not None:
+                repo.set_context(conn, rule_id, context)
             if support is not None:
                 repo.raise_support(conn, rule_id, support)
                 repo.promote_if_supported(conn, rule_id, self.threshold)
@@ -245,12 +257,14 @@ class SkillMemory:
         task: str | None = None,
         limit: int | None = None,
         token_budget: int | None = None,
+        context: MemoryContext | None = None,
     ) -> RulesAnswer:
         """Active rules, the most relevant to ``query`` (text or a kernel) and ``task`` first,
-        at most ``limit`` of them and within ``token_budget`` tokens."""
+        at most ``limit`` of them and within ``token_budget`` tokens. With ``context`` (the
+        search's policies and GPU), rules learned under a contradicting one are left out."""
         index = self._current_index()
         hits, omitted = within_budget(
-            index.search(query, task),
+            index.search(query, task, context),
             limit=limit or self.settings.max_rules,
             token_budget=token_budget or self.settings.token_budget,
         )
@@ -261,11 +275,12 @@ class SkillMemory:
         with self._store.connect() as conn:
             generation = repo.generation(conn)
             if generation != self._index_generation:
-                for rule_id, text, status, specific, support, seen, tasks in repo.changed_rules(
-                    conn, self._index_generation
-                ):
+                for row in repo.changed_rules(conn, self._index_generation):
+                    rule_id, text, status, specific, support, seen, tasks = row[:7]
                     if status == RuleStatus.ACTIVE and not specific:
-                        self._index.upsert(rule_id, text, support, seen, json.loads(tasks))
+                        precision, ops, gpu_arch = row[7:]
+                        context = MemoryContext(precision=precision, ops=ops, gpu_arch=gpu_arch)
+                        self._index.upsert(rule_id, text, support, seen, json.loads(tasks), context)
                     else:
                         self._index.remove(rule_id)
                 self._index_generation = generation
@@ -336,6 +351,8 @@ class SkillMemory:
         provenance: Provenance,
         specific: str | None,
         target: int | None,
+        *,
+        context: MemoryContext | None = None,
     ) -> tuple[int, Outcome]:
         """Inside one transaction: the rule to file under, and how it was found: a rule with
         the same words (``existing_rule``), ``target`` or a close match another process added
@@ -356,6 +373,7 @@ class SkillMemory:
             status=RuleStatus.CANDIDATE,
             provenance=provenance,
             kernel_specific=bool(specific),
+            context=context or ANY,
         )
         return rule_id, "new_rule"
 

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.memory import repository as repo
+from adaexplore_mcp.memory.context import MemoryContext
 from adaexplore_mcp.memory.models import FailureReport, Provenance
 from adaexplore_mcp.store import Store
 
@@ -68,6 +70,9 @@ class Evidence(BaseModel):
             torch=env.torch,
             triton=env.triton,
             gpu_arch=arch,
+            # every starter record was judged under the judge's defaults
+            precision=Precision.STRICT,
+            ops=Ops.TRITON,
             origin=f"starter:{self.id}",
         )
 
@@ -76,6 +81,15 @@ class StarterRule(BaseModel):
     text: str
     evidence: list[str] = Field(min_length=1)
     needs_gpu_evidence: bool = False
+    precision: Precision | None = Field(
+        default=None, description="The one precision policy the rule holds under; None: any."
+    )
+    ops: Ops | None = None
+    gpu_arch: str | None = None
+
+    @property
+    def context(self) -> MemoryContext:
+        return MemoryContext(precision=self.precision, ops=self.ops, gpu_arch=self.gpu_arch)
 
 
 def _read(name: str) -> str:
@@ -114,7 +128,9 @@ def install_starter(memory: SkillMemory, store: Store) -> bool:
 
     rules, evidence = load_starter()
     for starter in rules:
-        rule, _ = memory.add_rule(starter.text, provenance=Provenance.STARTER)
+        rule, _ = memory.add_rule(
+            starter.text, provenance=Provenance.STARTER, context=starter.context
+        )
         records = [r for eid in starter.evidence for r in evidence.get(eid, []) if r.is_failure]
         with store.connect() as conn:
             failure_ids = []
