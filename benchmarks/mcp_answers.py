@@ -50,8 +50,9 @@ def small_patch(code: str, step: int, rng: random.Random) -> list[dict[str, str]
     roll = rng.random()
     if roll < 0.15 and "tl.arange(0, BLOCK_SIZE)" in code:
         return [{"old_str": "tl.arange(0, BLOCK_SIZE)", "new_str": "tl.arange(0, 1000)"}]
-    if roll < 0.3 and "y = numerator / tl.sum(numerator, axis=0)" in code:
-        return [{"old_str": "y = numerator / tl.sum(numerator, axis=0)", "new_str": "y = numerator"}]
+    normalized = "y = numerator / tl.sum(numerator, axis=0)"
+    if roll < 0.3 and normalized in code:
+        return [{"old_str": normalized, "new_str": "y = numerator"}]
     anchor = "    row = tl.program_id(axis=0).to(tl.int64)\n"
     if anchor not in code:
         anchor = code.splitlines(keepends=True)[0]
@@ -126,7 +127,8 @@ async def drive(args: argparse.Namespace) -> dict[str, list[int]]:
                 )
                 answered = rec.sizes["regenerate"][-1]
             step_tokens.append((selected + answered) // CHARS_PER_TOKEN)
-            print(f"step {step + 1}: {selection['action']:5} {step_tokens[-1]:6} tokens", flush=True)
+            action = selection["action"]
+            print(f"step {step + 1}: {action:5} {step_tokens[-1]:6} tokens", flush=True)
             if step % 5 == 4:
                 await rec.call("get_tree", search_id=search_id)
         await rec.call("best_kernel", search_id=search_id)

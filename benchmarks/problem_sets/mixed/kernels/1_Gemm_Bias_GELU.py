@@ -26,5 +26,6 @@ class ModelNew(nn.Module):
         out = torch.empty_like(y)
         n = y.numel()
         BLOCK = 1024
-        bias_gelu_kernel[(triton.cdiv(n, BLOCK),)](y, self.linear.bias, out, y.shape[1], n, BLOCK=BLOCK)
+        grid = (triton.cdiv(n, BLOCK),)
+        bias_gelu_kernel[grid](y, self.linear.bias, out, y.shape[1], n, BLOCK=BLOCK)
         return out

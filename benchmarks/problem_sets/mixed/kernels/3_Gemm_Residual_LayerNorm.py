@@ -38,7 +38,14 @@ class ModelNew(nn.Module):
         out = torch.empty_like(y)
         rows, cols = y.shape
         bias_residual_norm_kernel[(rows,)](
-            y, x, self.linear.bias, self.norm.weight, self.norm.bias, out, cols, self.norm.eps,
+            y,
+            x,
+            self.linear.bias,
+            self.norm.weight,
+            self.norm.bias,
+            out,
+            cols,
+            self.norm.eps,
             BLOCK=triton.next_power_of_2(cols),
         )
         return out
