@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -144,26 +145,13 @@ def build_selection(
     if chain:  # the feedback on the kernel being patched is never left out
         answer.working_memory.append(chain[0])
         room -= tokens_of(chain[0])
-    kept = 0
-    for hit in rules:
-        cost = tokens_of(hit)
-        if cost > room:
-            break
-        answer.rules.append(hit)
-        room -= cost
-        kept += 1
-    if kept < len(rules):
-        omitted.append(f"{len(rules) - kept} less relevant rules (get_rules)")
-    shown = 0
-    for lesson in lessons:
-        cost = tokens_of(lesson)
-        if cost > room:
-            break
-        answer.performance_lessons.append(lesson)
-        room -= cost
-        shown += 1
-    if shown < len(lessons):
-        omitted.append(f"{len(lessons) - shown} less similar performance lessons")
+    answer.rules, room = _take_within(rules, room)
+    if len(answer.rules) < len(rules):
+        omitted.append(f"{len(rules) - len(answer.rules)} less relevant rules (get_rules)")
+    answer.performance_lessons, room = _take_within(lessons, room)
+    if len(answer.performance_lessons) < len(lessons):
+        left = len(lessons) - len(answer.performance_lessons)
+        omitted.append(f"{left} less similar performance lessons")
     kept_chain, left_out, room = _fit_chain(chain[1:], room)
     answer.working_memory[:0] = kept_chain
     omitted += left_out
@@ -191,6 +179,22 @@ _LEFT_OUT = {
     "edits": "the edits of nodes {} (get_node)",
 }
 _DROPPED = "working-memory entries of nodes {} (get_node)"
+
+
+T = TypeVar("T", bound=BaseModel)
+
+
+def _take_within(items: Sequence[T], room: int) -> tuple[list[T], int]:
+    """The leading ``items`` that fit in ``room`` tokens (in order, stopping at the first that
+    does not), and the room left."""
+    taken: list[T] = []
+    for item in items:
+        cost = tokens_of(item)
+        if cost > room:
+            break
+        taken.append(item)
+        room -= cost
+    return taken, room
 
 
 def _fit_chain(older: list[MemoryEntry], room: int) -> tuple[list[MemoryEntry], list[str], int]:
