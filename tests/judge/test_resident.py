@@ -4,6 +4,8 @@ did not end in its report (it may be stuck in that job, or damaged by it)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 from adaexplore_mcp.judge import LocalJudge, Status
 from adaexplore_mcp.tasks import get_bundled_task
@@ -54,3 +56,21 @@ def test_a_job_without_a_report_retires_the_trusted_process(loop_thread, tmp_pat
     resident, after, children = loop_thread.run(run())
     assert after.status is Status.CORRECT, after.message
     assert len(children) == 1 and resident not in children
+
+
+def test_the_profiling_diagnostic_covers_the_resident_trusted_process(tmp_path):
+    """ADAEXPLORE_DEBUG_PROFILE profiles the trusted and the task's processes; the resident
+    trusted process, made once per worker, still runs each job under it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ADAEXPLORE_")}
+    env |= {"ADAEXPLORE_HOME": str(tmp_path), "ADAEXPLORE_DEBUG_PROFILE": "3"}
+    command = ["eval", "softmax", "--solution", "--device", "cpu"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "adaexplore_mcp.cli", *command],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "profile of the trusted's process" in proc.stderr
+    assert "profile of the task's process" in proc.stderr

@@ -28,6 +28,7 @@ import traceback
 
 import torch
 
+from adaexplore_mcp.judge.trusted.diagnostics import profiled
 from adaexplore_mcp.judge.trusted.gpulock import GpuLock
 from adaexplore_mcp.judge.trusted.link import Link
 from adaexplore_mcp.judge.trusted.main import run
@@ -116,7 +117,8 @@ class Resident:
                     channel.send(HandedJob(job=_part_for(role, job)))
             links = self._links(job, channels, order.calibrated)
             try:
-                run(job, Reporter(report_w), links)
+                with profiled(os.environ, "trusted"):
+                    run(job, Reporter(report_w), links)
             finally:
                 arenas: list[Arena] = []
                 for link in links.values():

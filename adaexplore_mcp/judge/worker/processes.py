@@ -18,10 +18,12 @@ import signal
 import socket
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from adaexplore_mcp.judge import sandbox
 from adaexplore_mcp.judge.sandbox import limits
+from adaexplore_mcp.judge.trusted.diagnostics import dump_stacks_later, profiled
 from adaexplore_mcp.judge.trusted.gpulock import GpuLock, shared_through
 from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed
 from adaexplore_mcp.judge.wire.jobs import ChildJob, DevicePrepared, handed_job_adapter
@@ -142,12 +144,16 @@ def start(plan: Plan) -> Started:
 
 
 def _child(plan: Plan, role: str, theirs: socket.socket, out_w: int, setup_w: int) -> None:
-    """The forked process: never returns."""
+    run_forked(lambda: _user_code(plan, role, theirs, out_w, setup_w))
+
+
+def run_forked(body: Callable[[], None]) -> None:
+    """The life of a process the worker forked: ``body``, then exit; never returns."""
     code = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        _user_code(plan, role, theirs, out_w, setup_w)
+        body()
     except sandbox.SandboxUnavailable as exc:
         sandbox.fail_hard(str(exc))
     except BaseException:
@@ -159,44 +165,6 @@ def _child(plan: Plan, role: str, theirs: socket.socket, out_w: int, setup_w: in
             with contextlib.suppress(BaseException):
                 stream.flush()
         os._exit(code)
-
-
-def _dump_stacks_later(plan: Plan) -> None:
-    """A diagnostic (ADAEXPLORE_DEBUG_STACKS_S in the worker's environment): every process of
-    a job writes its threads' stacks into its output every that many seconds."""
-    seconds = float(plan.env.get("ADAEXPLORE_DEBUG_STACKS_S") or 0)
-    if seconds > 0:
-        import faulthandler
-
-        faulthandler.dump_traceback_later(seconds, repeat=True, file=sys.stderr)
-
-
-@contextlib.contextmanager
-def _profiled(plan: Plan, role: str):
-    """A diagnostic (ADAEXPLORE_DEBUG_PROFILE=N in the worker's environment): the trusted and
-    the task's processes run under cProfile and print their N costliest functions, by time
-    including callees, at the end (the worker prints every process's output when a debug
-    variable is set). Not the candidate's: its audit hook refuses a profiler."""
-    top = int(plan.env.get("ADAEXPLORE_DEBUG_PROFILE") or 0)
-    if top <= 0:
-        yield
-        return
-    import cProfile
-    import pstats
-
-    profile = cProfile.Profile()
-    profile.enable()
-    try:
-        yield
-    finally:
-        profile.disable()
-        stats = pstats.Stats(profile)
-        rows = sorted(stats.stats.items(), key=lambda item: -item[1][3])[:top]  # type: ignore[attr-defined]
-        lines = [f"--- profile of the {role}'s process: cumulative s, own s, calls, function"]
-        for (path, line, name), (_, calls, own, cumulative, _) in rows:
-            where = f"{os.path.basename(path)}:{line}" if line else path[:20]
-            lines.append(f"{cumulative:7.3f} {own:7.3f} {calls:6d} {where}({name[:30]})")
-        print("\n".join(lines), flush=True)
 
 
 def _user_code(plan: Plan, role: str, theirs: socket.socket, out_w: int, setup_w: int) -> None:
@@ -239,7 +207,7 @@ def _user_code(plan: Plan, role: str, theirs: socket.socket, out_w: int, setup_w
     if plan.triton_helpers:
         with contextlib.suppress(OSError):  # without them Triton builds its own, as before
             triton_helpers.plant(plan.triton_helpers, os.environ["TRITON_CACHE_DIR"])
-    _dump_stacks_later(plan)
+    dump_stacks_later(plan.env)
     channel = Channel(socket.socket(fileno=sandbox.SOCKET_FD))
     try:
         prepare_device(channel, job.device, sandbox.LOCK_FDS if gpu_lock else None)
@@ -253,7 +221,7 @@ def _user_code(plan: Plan, role: str, theirs: socket.socket, out_w: int, setup_w
     else:
         from adaexplore_mcp.judge.reference.harness import Reference
 
-        with _profiled(plan, role):
+        with profiled(plan.env, role):
             Reference(job, channel).run()
 
 

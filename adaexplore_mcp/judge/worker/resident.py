@@ -14,13 +14,20 @@ import os
 import signal
 import socket
 import sys
-import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from adaexplore_mcp.judge.sandbox import limits, namespaces
+from adaexplore_mcp.judge.trusted.diagnostics import dump_stacks_later
 from adaexplore_mcp.judge.wire.frames import Channel, write_frame
 from adaexplore_mcp.judge.wire.jobs import ChildJob, ResidentOrder
-from adaexplore_mcp.judge.worker.processes import USER_ROLES, Forked, Started, roles_for
+from adaexplore_mcp.judge.worker.processes import (
+    USER_ROLES,
+    Forked,
+    Started,
+    roles_for,
+    run_forked,
+)
 
 MAX_JOBS = 200  # a bound on what a long-lived process could accumulate
 
@@ -151,25 +158,17 @@ class Residents:
             self._pair = None
 
 
-def _child(body) -> None:
-    """A forked process of the pair: never returns."""
-    code = 0
-    try:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+def _child(body: Callable[[], None]) -> None:
+    """A forked process of the pair, in a session of its own: never returns."""
+
+    def alone() -> None:
         os.setsid()
         limits.die_with_parent()
         namespaces.set_dumpable(False)
+        dump_stacks_later(os.environ)
         body()
-    except BaseException:
-        code = 70
-        with contextlib.suppress(BaseException):
-            traceback.print_exc()
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(BaseException):
-                stream.flush()
-        os._exit(code)
+
+    run_forked(alone)
 
 
 def _keep_only(fds: set[int]) -> None:
