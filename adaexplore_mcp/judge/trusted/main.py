@@ -3,8 +3,6 @@ report."""
 
 from __future__ import annotations
 
-import torch
-
 from adaexplore_mcp.judge.trusted.link import Link
 from adaexplore_mcp.judge.trusted.report import Reporter, TaskFailed
 from adaexplore_mcp.judge.wire.jobs import ChildJob
@@ -45,7 +43,3 @@ def run(job: ChildJob, reporter: Reporter, links: dict[str, Link]) -> None:
     finally:
         for link in links.values():
             link.quit()
-
-
-def device_of(job: ChildJob) -> torch.device:
-    return torch.device("cpu") if job.device == "cpu" else torch.device("cuda", 0)
