@@ -242,13 +242,6 @@ def prepare_device(channel: Channel, device: str, lock_fds: tuple[int, int] | No
     channel.send(DevicePrepared())
 
 
-def _part_for(role: str, job: ChildJob) -> ChildJob:
-    """The candidate's process is not given the task, nor the task's the candidate's code."""
-    if role == "candidate":
-        return job.model_copy(update={"task": None})
-    return job.model_copy(update={"code": None})
-
-
 def _binds(job: ChildJob, role: str) -> tuple[tuple[str, str], ...]:
     """The task's process of a baseline job keeps torch.compile's cache for this task."""
     if role == "task" and job.kind == "baseline" and job.cache_dir:
