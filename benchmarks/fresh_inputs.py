@@ -7,7 +7,9 @@ call in K back-to-back calls after an L2 flush:
 - ``same``: all K calls read the same input set (what ``triton.testing.do_bench`` measures);
 - ``fresh``: call i reads set i, and every set was rewritten just before the flush;
 - ``packed``: as ``fresh``, but the sets lie one after another in a single allocation, each
-  tensor at a 256-byte offset, as the judge's input arena places them.
+  tensor at a 256-byte offset, as the judge's input arena places them;
+- ``cupti``: as ``fresh``, timed by another clock: the sum of the calls' kernel durations that
+  CUPTI reports through ``torch.profiler`` (GPU time only, no gaps between launches).
 
 ``fresh`` is what the judge measures, without its second process: ``trusted_judge.py fidelity``
 compares the judge's medians with it at the judge's own K.
@@ -43,7 +45,7 @@ def _module(name: str, source: str):
     return module
 
 
-MODES = ("same", "fresh", "packed")
+MODES = ("same", "fresh", "packed", "cupti")
 
 
 def _tensors(values: list) -> list[torch.Tensor]:
@@ -82,6 +84,23 @@ def solution_and_inputs(name: str) -> tuple[Any, list]:
     return (model.cuda() if isinstance(model, torch.nn.Module) else model), inputs
 
 
+def kernel_ms(model, sets: list[list], calls: int) -> float:
+    """Per call, the GPU time of the kernels ``calls`` calls launch, as CUPTI timed them."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for index in range(calls):
+            model(*sets[index])
+        torch.cuda.synchronize()
+    device_us = sum(
+        event.device_time
+        for event in prof.events()
+        if event.device_type == torch.autograd.DeviceType.CUDA
+    )
+    return device_us / 1e3 / calls
+
+
 def measure(
     name: str, counts: list[int], repeats: int, budget_bytes: int, modes=MODES
 ) -> list[dict]:
@@ -101,11 +120,13 @@ def measure(
         def run(mode: str, sets=sets, calls=calls, layouts=layouts) -> float:
             if mode in layouts:
                 sets = layouts[mode]
-            if mode in ("fresh", "packed"):
+            if mode in ("fresh", "packed", "cupti"):
                 for values in sets:
                     for target, value in zip(_tensors(values), _tensors(source), strict=True):
                         target.copy_(value)
             flush.zero_()
+            if mode == "cupti":
+                return kernel_ms(model, sets, calls)
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             for index in range(calls):

@@ -147,8 +147,9 @@ def independent_timers(out: dict) -> dict:
         calls = [r["timing"]["calls_per_span"] for r in out[name]["quiet"] if r["timing"]]
         if calls:
             k = int(statistics.median(calls))
-            rows = measure(name, [k], repeats=15, budget_bytes=2**40, modes=("fresh",))
+            rows = measure(name, [k], repeats=15, budget_bytes=2**40, modes=("fresh", "cupti"))
             out[name]["fresh_ms"] = rows[0]["fresh"]
+            out[name]["cupti_ms"] = rows[0]["cupti"]
     return out
 
 
@@ -202,7 +203,8 @@ async def cost(device: str, home: Path, names: list[str]) -> dict:
 def summarize_fidelity(out: dict) -> None:
     print(
         f"{'task':26} {'judge ms':>10} {'do_bench':>10} {'ratio':>7} {'fresh K':>10} {'ratio':>7} "
-        f"{'quiet':>7} {'loaded':>7} {'K':>4} {'spans':>5} {'handoff':>8}"
+        f"{'CUPTI':>10} {'ratio':>7} {'quiet':>7} {'loaded':>7} {'K':>4} {'spans':>5} "
+        f"{'handoff':>8} {'excess':>8}"
     )
     for name, data in out.items():
         quiet = [r["median_ms"] for r in data["quiet"] if r["median_ms"]]
@@ -214,12 +216,17 @@ def summarize_fidelity(out: dict) -> None:
         timing = data["quiet"][0]["timing"] or {}
         spread = lambda xs: (max(xs) / min(xs) - 1) * 100 if xs else float("nan")  # noqa: E731
         fresh = data.get("fresh_ms") or float("nan")
+        cupti = data.get("cupti_ms") or float("nan")
+        excess = statistics.median(
+            (r["timing"] or {}).get("fill_excess_ms", float("nan")) for r in data["quiet"]
+        )
         print(
             f"{name:26} {median:10.4f} {data['do_bench_ms']:10.4f} "
             f"{median / data['do_bench_ms']:7.3f} {fresh:10.4f} {median / fresh:7.3f} "
+            f"{cupti:10.4f} {median / cupti:7.3f} "
             f"{spread(quiet):6.2f}% {spread(loaded):6.2f}% "
             f"{timing.get('calls_per_span', '-'):>4} {timing.get('spans', '-'):>5} "
-            f"{timing.get('handoff_ms', float('nan')):8.4f}"
+            f"{timing.get('handoff_ms', float('nan')):8.4f} {excess:8.4f}"
         )
 
 

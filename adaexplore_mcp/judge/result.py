@@ -175,12 +175,18 @@ class KernelTime(BaseModel):
 class TimingDetail(BaseModel):
     """How ``runtime`` was measured (``docs/integrity.md``, "The clock")."""
 
-    method: str = "gated-spans-v1"
+    method: str = "gated-spans-v2"
     calls_per_span: int = Field(description="Calls of forward inside one timed span.")
     spans: int
     handoff_ms: float = Field(
         description="The GPU's handoff between the judge's and the candidate's processes, "
         "measured with a trusted null subject and subtracted from every span."
+    )
+    fill_excess_ms: float = Field(
+        default=0.0,
+        description="Median per span: GPU time the candidate's process held while the judge "
+        "copied the span's inputs in (its gate still closed), beyond what the null subject's "
+        "calibration took. Charged to the calls.",
     )
     synchronizing: bool = Field(
         default=False,

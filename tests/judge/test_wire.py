@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from adaexplore_mcp.config import TimingSettings
-from adaexplore_mcp.judge.trusted.timing import plan_calls
+from adaexplore_mcp.judge.trusted.timing import Handoff, SpanResult, plan_calls
 from adaexplore_mcp.judge.wire.frames import HEADER, Channel, ChannelClosed, FrameBuffer, FrameError
 from adaexplore_mcp.judge.wire.subject import ValuesAnswer, answer_adapter
 from adaexplore_mcp.judge.wire.values import (
@@ -115,3 +115,31 @@ def test_spans_are_planned_within_time_and_memory(per_call_ms, call_bytes, calls
         TimingSettings(), per_call_ms=per_call_ms, call_bytes=call_bytes, total_memory=80 * 2**30
     )
     assert planned == (calls, spans)
+
+
+def span(*, gated_ms: float, fill_ms: float, handoff: Handoff) -> SpanResult:
+    return SpanResult(
+        span_ms=gated_ms,
+        fill_ms=fill_ms,
+        handoff=handoff,
+        host_s=0.0,
+        outputs=[],
+        synchronizing=False,
+        signals=None,  # type: ignore[arg-type]
+        inputs_modified=False,
+    )
+
+
+def test_a_span_is_timed_from_its_gate_so_the_copy_of_its_inputs_adds_no_jitter():
+    handoff = Handoff(gated_ms=0.02, fill_ms=1.80)
+    fast_copy = span(gated_ms=1.06, fill_ms=1.70, handoff=handoff)
+    assert fast_copy.per_call_ms(7) == pytest.approx((1.06 - 0.02) / 7)
+
+
+def test_gpu_time_the_subject_takes_while_its_gate_is_closed_is_charged_to_its_calls():
+    """A candidate that computes on an ungated stream while the judge copies the inputs in
+    slows the copy down by the time it took; that time is counted."""
+    handoff = Handoff(gated_ms=0.02, fill_ms=1.80)
+    busy = span(gated_ms=0.10, fill_ms=2.80, handoff=handoff)
+    assert busy.fill_excess_ms == pytest.approx(1.0)
+    assert busy.per_call_ms(7) == pytest.approx((0.10 + 1.0 - 0.02) / 7)

@@ -120,6 +120,7 @@ def detail(measurement, profile: Profile | None) -> TimingDetail:
         calls_per_span=measurement.calls_per_span,
         spans=measurement.spans,
         handoff_ms=statistics.median(measurement.handoff_ms),
+        fill_excess_ms=statistics.median(measurement.fill_excess_ms),
         synchronizing=measurement.synchronizing,
         host=stats(measurement.host_ms) if measurement.host_ms else None,
         kernels=kernels,

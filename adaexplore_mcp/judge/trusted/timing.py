@@ -13,7 +13,14 @@ span ends.
 Handing the GPU from one process's context to another's costs a stable fraction of a
 millisecond (``notes/cross-process-timing-h100.md``). A *calibration span* with a trusted null
 subject (``trusted.calibrator``), the same copy and flush and one tiny kernel, measures that
-handoff next to every span; a span's time per call is (span - handoff) / K.
+handoff next to every span.
+
+The clock that counts runs from the gate's opening (an event after the copy and the flush) to
+the done word: copying gigabytes of inputs takes longer than the calls themselves on some tasks,
+and its jitter would otherwise land in every call. The copy is still timed, in the span and in
+the calibration: whatever the span's copy took beyond the calibration's is GPU time the
+subject's context held while its gate was closed, and it is charged to the calls. A span's time
+per call is (gated + copy excess - handoff) / K.
 """
 
 from __future__ import annotations
@@ -138,23 +145,42 @@ def set_bytes(values: list[Any]) -> int:
 
 
 @dataclass
+class Handoff:
+    """The calibration span: the null subject's gated time, and its inputs' copy and flush."""
+
+    gated_ms: float
+    fill_ms: float
+
+
+@dataclass
 class SpanResult:
-    span_ms: float
-    handoff_ms: float
+    span_ms: float  # from the gate's opening to the done word (or to the outputs taken)
+    fill_ms: float  # the inputs' copy and the flush before the gate opened
+    handoff: Handoff
     host_s: float
     outputs: list[list[Any]]
     synchronizing: bool
     signals: Signals
     inputs_modified: bool
 
+    @property
+    def handoff_ms(self) -> float:
+        return self.handoff.gated_ms
+
+    @property
+    def fill_excess_ms(self) -> float:
+        """GPU time the subject's context took while its gate was closed."""
+        return max(self.fill_ms - self.handoff.fill_ms, 0.0)
+
     def per_call_ms(self, calls: int) -> float:
-        return max(self.span_ms - self.handoff_ms, 0.0) / calls
+        return max(self.span_ms + self.fill_excess_ms - self.handoff_ms, 0.0) / calls
 
 
 @dataclass
 class Measurement:
     per_call_ms: list[float] = field(default_factory=list)
     handoff_ms: list[float] = field(default_factory=list)
+    fill_excess_ms: list[float] = field(default_factory=list)
     host_ms: list[float] = field(default_factory=list)
     calls_per_span: int = 1
     synchronizing: bool = False
@@ -211,10 +237,10 @@ class SpanTimer:
         host_s = time.perf_counter() - started
         if armed is not None:  # map what the outputs live in now: nothing may wait in the span
             self._map(armed)
-        start, end, taken = (torch.cuda.Event(enable_timing=True) for _ in range(3))
+        start, opened, end, taken = (torch.cuda.Event(enable_timing=True) for _ in range(4))
         self.gpu.stream.wait_stream(torch.cuda.current_stream())  # the staged inputs
         with torch.cuda.stream(self.gpu.stream):
-            self._enqueue(start, end, used, self._words)
+            self._enqueue(start, opened, end, used, self._words)
             synchronizing = armed is None
             if armed is None:  # forward waits on the GPU: its answer comes once the gate is open
                 armed = self._armed(self.subject, patience_s=SPAN_DEADLINE_S)
@@ -225,13 +251,21 @@ class SpanTimer:
             taken.record()
         self._wait(taken, self._words + 4)
         # a synchronizing forward ran its host code inside the span: it ends with the outputs
-        span_ms = start.elapsed_time(taken if synchronizing else end)
+        span_ms = opened.elapsed_time(taken if synchronizing else end)
+        fill_ms = start.elapsed_time(opened)
         modified = self._inputs_modified(used)
         self.subject.ask(ReleaseRequest(), expect=OkAnswer)
-        handoff_ms = self._handoff(used)
+        handoff = self._handoff(used)
         self.synchronizing |= synchronizing
         return SpanResult(
-            span_ms, handoff_ms, host_s, outputs, synchronizing, armed[0].signals, modified
+            span_ms=span_ms,
+            fill_ms=fill_ms,
+            handoff=handoff,
+            host_s=host_s,
+            outputs=outputs,
+            synchronizing=synchronizing,
+            signals=armed[0].signals,
+            inputs_modified=modified,
         )
 
     def warm(self, sets: list[list[Any]]) -> None:
@@ -245,13 +279,15 @@ class SpanTimer:
                 expect=CallAnswer,
             )
 
-    def _enqueue(self, start, end, used: int, words: int) -> None:
-        """A span on this process's stream: the clock starts, the inputs go in, L2 is flushed,
-        the gate opens, and the clock stops once the subject has written the done word."""
+    def _enqueue(self, start, opened, end, used: int, words: int) -> None:
+        """A span on this process's stream: the inputs go in and L2 is flushed (timed from
+        ``start`` to ``opened``), the gate opens, and the clock stops once the subject has
+        written the done word."""
         stream = self.gpu.stream.cuda_stream
         start.record()
         self._fill(used)
         self.gpu.flush()
+        opened.record()
         cuda.write_value(stream, words, self.value)
         cuda.wait_value(stream, words + 4, self.value)
         end.record()
@@ -311,20 +347,20 @@ class SpanTimer:
                 raise SubjectStuck
             time.sleep(0.0002)
 
-    def _handoff(self, used: int) -> float:
+    def _handoff(self, used: int) -> Handoff:
         """The same T-side work as a span, with the null subject doing one tiny kernel."""
         self.calibrator.send(
             ArmRequest(variant="null", calls=[[]], gate=self._null_gate, value=self.value)
         )
         armed = self._armed(self.calibrator)
-        start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+        start, opened, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
         with torch.cuda.stream(self.gpu.stream):
-            self._enqueue(start, end, used, self._null_words)
+            self._enqueue(start, opened, end, used, self._null_words)
         if armed is None and self._armed(self.calibrator, patience_s=SPAN_DEADLINE_S) is None:
             raise SubjectLost(self.calibrator.role, "did not arm its span")
         self._wait(end, self._null_words + 4)
         self.calibrator.ask(ReleaseRequest(), expect=OkAnswer)
-        return start.elapsed_time(end)
+        return Handoff(gated_ms=opened.elapsed_time(end), fill_ms=start.elapsed_time(opened))
 
 
 def plan_calls(
@@ -384,6 +420,7 @@ def run_spans(
         done += calls
         measurement.per_call_ms.append(result.per_call_ms(calls))
         measurement.handoff_ms.append(result.handoff_ms)
+        measurement.fill_excess_ms.append(result.fill_excess_ms)
         measurement.host_ms.append(result.host_s * 1e3 / calls)
     measurement.synchronizing = timer.synchronizing
     return measurement
