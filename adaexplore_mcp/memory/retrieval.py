@@ -15,12 +15,16 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from adaexplore_mcp.memory.context import ANY, MemoryContext
 from adaexplore_mcp.memory.models import RuleHit
 from adaexplore_mcp.memory.rule_text import STOPWORDS, stem, words
+
+if TYPE_CHECKING:
+    # numpy is imported by the first query, not with the memory: the MCP server answers
+    # initialize and tools/list without it
+    import numpy as np
 
 # Words every kernel is full of: they say nothing about which rule applies.
 _CODE_NOISE = frozenset(
@@ -74,9 +78,8 @@ class RuleIndex:
         # the next query needs them; a replaced rule's slot is marked dead, not rewritten.
         self._pending: list[tuple[int, int, int]] = []
         self._arrays: dict[str, np.ndarray] | None = None
-        self._post_slot = np.empty(0, np.int32)
-        self._post_term = np.empty(0, np.int32)
-        self._post_count = np.empty(0, np.float64)
+        # the postings turned into arrays so far: "slot", "term", "count" (none before a query)
+        self._posted: dict[str, np.ndarray] = {}
         self._default_order: list[int] | None = None
 
     def __len__(self) -> int:
@@ -163,14 +166,16 @@ class RuleIndex:
 
     def _current_arrays(self) -> dict[str, np.ndarray]:
         if self._arrays is None:
-            if self._pending:
-                slot, term, count = (
-                    np.array(column) for column in zip(*self._pending, strict=True)
-                )
-                self._post_slot = np.concatenate([self._post_slot, slot.astype(np.int32)])
-                self._post_term = np.concatenate([self._post_term, term.astype(np.int32)])
-                self._post_count = np.concatenate([self._post_count, count.astype(np.float64)])
-                self._pending.clear()
+            import numpy as np
+
+            columns = zip(*self._pending, strict=True) if self._pending else ((), (), ())
+            for name, dtype, column in zip(
+                ("slot", "term", "count"), (np.int32, np.int32, np.float64), columns, strict=True
+            ):
+                fresh = np.array(column, dtype)
+                earlier = self._posted.get(name)
+                self._posted[name] = fresh if earlier is None else np.concatenate([earlier, fresh])
+            self._pending.clear()
             self._arrays = {
                 "alive": np.array(self._alive, bool),
                 "length": np.array(self._length, np.float64),
@@ -190,6 +195,8 @@ class RuleIndex:
                 yield score, entry
 
     def _ranked(self, query: str | None, task: str | None) -> Iterator[tuple[float, IndexedRule]]:
+        import numpy as np
+
         scores = np.zeros(len(self._entries), np.float64)
         if query:
             self._score(query, scores)
@@ -213,15 +220,18 @@ class RuleIndex:
         counts = Counter(term for term in self.terms(query) if term in self._vocabulary)
         if not counts or not self._slot_of:
             return
+        import numpy as np
+
         arrays = self._current_arrays()
         query_weight = np.zeros(len(self._vocabulary), np.float64)
         for term, count in counts.items():
             # Repeated words in a long kernel should not drown out the rarer ones.
             query_weight[self._vocabulary[term]] = 1 + math.log(count)
-        hit = (query_weight[self._post_term] > 0) & arrays["alive"][self._post_slot]
-        slots = self._post_slot[hit]
-        terms = self._post_term[hit]
-        tf = self._post_count[hit]
+        posted = self._posted
+        hit = (query_weight[posted["term"]] > 0) & arrays["alive"][posted["slot"]]
+        slots = posted["slot"][hit]
+        terms = posted["term"][hit]
+        tf = posted["count"][hit]
         df = arrays["df"][terms]
         idf = np.log1p((len(self._slot_of) - df + 0.5) / (df + 0.5))
         lengths = arrays["length"]

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
+if TYPE_CHECKING:
+    # jinja2 is imported by the first rendering: the MCP server answers initialize without it
+    import jinja2
 
 __all__ = ["PromptNotFound", "render", "template_names"]
 
@@ -21,6 +23,8 @@ class PromptNotFound(LookupError):
 
 @cache
 def _environment() -> jinja2.Environment:
+    import jinja2
+
     # StrictUndefined: a missing variable is a bug in the caller, not an empty line in a prompt.
     return jinja2.Environment(
         loader=jinja2.PackageLoader("adaexplore_mcp", "prompts"),
@@ -40,6 +44,8 @@ def template_names() -> list[str]:
 
 def render(name: str, /, **variables: Any) -> str:
     """The prompt ``name`` (``prompts/NAME.txt``) with ``variables`` filled in."""
+    import jinja2
+
     try:
         template = _environment().get_template(f"{name}.txt")
     except jinja2.TemplateNotFound:
