@@ -92,6 +92,22 @@ class TaskModule:
             synchronize(self.device)
         return output
 
+    def run_counting(self, model: Any, inputs: list[Any]) -> tuple[Any, float | None]:
+        """``run`` under torch's FLOP counter: the output, and the FLOPs of matmuls,
+        convolutions and attention (elementwise work counts 0); None where no count came."""
+        from torch.utils.flop_counter import FlopCounterMode
+
+        counter = FlopCounterMode(display=False)
+        try:
+            with counter:
+                output = self.run(model, inputs)
+        except UserCodeError:  # the task's own failure shows again, without the counter
+            return self.run(model, inputs), None
+        try:
+            return output, float(counter.get_total_flops())
+        except (TypeError, ValueError, OverflowError):
+            return output, None
+
 
 def parameter_bytes(model: Any) -> int:
     """Bytes of the model's distinct parameters and buffers (what any kernel must read)."""
