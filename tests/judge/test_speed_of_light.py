@@ -212,3 +212,17 @@ def test_garbage_flops_from_a_hostile_task_are_dropped(cpu_judge, sent):
     assert result.work is not None and result.work.flops is None
     assert "FLOP" in result.work.note
     assert result.work.bytes == _small_gemm_work()[1]
+
+
+def test_the_task_count_includes_matrix_vector_products(tmp_path, monkeypatch):
+    from adaexplore_mcp.judge.reference.task_module import TaskModule
+
+    monkeypatch.chdir(tmp_path)  # where the task's process writes the task's file
+    task = get_bundled_task("matvec")
+    variant = task.main_variant("cpu")
+    module = TaskModule(task.source, torch.device("cpu"))
+    model = module.build(module.init_inputs(variant.name, dict(variant.overrides)), seed=0)
+    inputs = module.inputs(variant.name, dict(variant.overrides), seed=1)
+    (m, k), _ = inputs[0].shape, inputs[1].shape
+    _, flops = module.run_counting(model, inputs)
+    assert flops == 2 * m * k
