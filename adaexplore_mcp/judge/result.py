@@ -177,9 +177,9 @@ class TaskWork(BaseModel):
 
     variant: str = Field(description="The shape counted, e.g. 'benchmark (batch_size=4096)'.")
     flops: float | None = Field(
-        description="The task's count: matmul, convolution and attention FLOPs of one reference "
-        "forward, counted by torch's FlopCounterMode in the task's process (elementwise work "
-        "counts 0). None when the count was not usable (see note)."
+        description="The task's count: matmul (matrix-vector too), convolution and attention "
+        "FLOPs of one reference forward, counted by torch's FlopCounterMode in the task's "
+        "process (elementwise work counts 0). None when the count was not usable (see note)."
     )
     bytes: int = Field(
         ge=0,
