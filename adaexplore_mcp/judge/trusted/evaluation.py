@@ -47,7 +47,7 @@ from adaexplore_mcp.judge.trusted.common import (
 from adaexplore_mcp.judge.trusted.compare import Comparison, first_modified
 from adaexplore_mcp.judge.trusted.gpulock import NoHold, SharedHold
 from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed, SubjectLost
-from adaexplore_mcp.judge.trusted.peaks import PeakFlops, tensor_bytes
+from adaexplore_mcp.judge.trusted.peaks import PeakFlops, peak_math, tensor_bytes
 from adaexplore_mcp.judge.trusted.report import Reporter, TaskFailed
 from adaexplore_mcp.judge.trusted.shapes import is_float32, nonfinite, probe_reference
 from adaexplore_mcp.judge.wire.jobs import ChildJob
@@ -120,7 +120,8 @@ class Evaluation:
         self.guarded = job.integrity.enabled
         self.peaks = peaks
         self.work: TaskWork | None = None  # the main shape's, from its first trial
-        self.work_values: list[Any] = []  # that trial's inputs and outputs (their dtypes)
+        # the matmul the peak is measured in (dtype, TF32), chosen from that trial's tensors
+        self.peak_math: tuple[Any, bool] | None = None
 
     # -- the procedure -------------------------------------------------------------------------
 
@@ -354,7 +355,7 @@ class Evaluation:
             bytes=nbytes + max(self.parameter_bytes.get(variant.name, 0), 0),
             note=note,
         )
-        self.work_values = [*inputs, *outputs]
+        self.peak_math = peak_math([*inputs, *outputs], self.job.precision)
 
     def _on_compile_note(self, note: CompileNote) -> None:
         """A Triton compile needs the CPU, not the GPU: the lock is let go while it runs, so it

@@ -77,7 +77,7 @@ def time_candidate(evaluation: Evaluation) -> tuple[RuntimeStats, TimingDetail]:
                 total_memory=gpu.total_memory,
             )
             bandwidth = gpu.bandwidth()
-            dtype, tf32 = peak_math(evaluation.work_values, evaluation.job.precision)
+            dtype, tf32 = evaluation.peak_math or peak_math([], evaluation.job.precision)
             peaks = evaluation.peaks or PeakFlops(gpu.device)
             peak_flops = peaks(dtype, tf32)
         finally:  # a rejection in a timed call reports the time spent too
