@@ -4,6 +4,7 @@
     python benchmarks/trusted_judge.py fidelity   --device cuda:0 --repeats 3 --out fidelity.json
     python benchmarks/trusted_judge.py throughput --device cuda:0 --workers 4 --out t.json
     python benchmarks/trusted_judge.py cost       --device cuda:0 --out cost.json
+    python benchmarks/trusted_judge.py sol        --device cuda:0 --out sol.json
 
 - ``fidelity``: every bundled solution judged ``--repeats`` times (baselines cached first); its
   median runtime against two timers in this process: ``triton.testing.do_bench`` on the same
@@ -14,6 +15,8 @@
 - ``throughput``: every bundled solution, ``--passes`` times, all submitted at once to one judge
   with ``--workers`` workers; evaluations per minute.
 - ``cost``: the bundled solutions one at a time on one worker; seconds per evaluation by phase.
+- ``sol``: the bundled solutions once each; their speed of light (the task's FLOPs and bytes,
+  achieved and measured-peak bandwidth and FLOP/s, the fractions and the binding limit).
 
 Uses only the judge's public API, so the same script measures an older checkout of the
 project (put it first on PYTHONPATH) for a before/after comparison. Prints a table last.
@@ -200,6 +203,40 @@ async def cost(device: str, home: Path, names: list[str]) -> dict:
     }
 
 
+async def sol(device: str, home: Path, names: list[str]) -> dict:
+    async with judge_for(device, 1, home) as judge:
+        rows = {}
+        for name in names:
+            result = await judge.evaluate(get_bundled_task(name), bundled_solution(name))
+            rows[name] = row(name, result) | {
+                "work": result.work.model_dump() if result.work else None
+            }
+            print(name, result.status.value, flush=True)
+    return rows
+
+
+def summarize_sol(out: dict) -> None:
+    print(
+        f"{'task':26} {'ms':>9} {'GFLOP':>8} {'MB':>8} {'GB/s':>7} {'of peak':>9} "
+        f"{'TFLOP/s':>8} {'of peak':>9} {'bound':>7}  peak math"
+    )
+    for name, data in out.items():
+        sol = (data["timing"] or {}).get("speed_of_light")
+        if sol is None:
+            print(f"{name:26} {data['status']}: {data['message'][:80]}")
+            continue
+        flops = sol["flops"] / 1e9 if sol["flops"] is not None else float("nan")
+        tflop_s = sol["achieved_tflop_s"] if sol["achieved_tflop_s"] is not None else float("nan")
+        peak_tf = sol["peak_tflop_s"] or float("nan")
+        compute = sol["compute_fraction"] if sol["compute_fraction"] is not None else float("nan")
+        print(
+            f"{name:26} {data['median_ms']:9.4f} {flops:8.3g} {sol['bytes'] / 1e6:8.3g} "
+            f"{sol['achieved_gb_s']:7.0f} "
+            f"{sol['bandwidth_fraction']:4.0%}/{sol['peak_gb_s']:<4.0f} "
+            f"{tflop_s:8.3g} {compute:4.0%}/{peak_tf:<4.0f} {sol['bound']:>7}  {sol['peak_math']}"
+        )
+
+
 def summarize_fidelity(out: dict) -> None:
     print(
         f"{'task':26} {'judge ms':>10} {'do_bench':>10} {'ratio':>7} {'fresh K':>10} {'ratio':>7} "
@@ -234,7 +271,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("what", choices=["smoke", "fidelity", "throughput", "cost"])
+    parser.add_argument("what", choices=["smoke", "fidelity", "throughput", "cost", "sol"])
     parser.add_argument("--device", default="cuda:0")
     parser.add_argument("--tasks", default=",".join(solution_names()))
     parser.add_argument("--repeats", type=int, default=3)
@@ -272,6 +309,8 @@ def main() -> None:
         out = asyncio.run(fidelity(args.device, home, names, args.repeats, earlier))
     elif args.what == "throughput":
         out = asyncio.run(throughput(args.device, home, names, args.workers, args.passes))
+    elif args.what == "sol":
+        out = asyncio.run(sol(args.device, home, names))
     else:
         out = asyncio.run(cost(args.device, home, names))
     if args.out:
@@ -283,6 +322,8 @@ def main() -> None:
             f"{out['evaluations']} evaluations, {out['workers']} workers: "
             f"{out['evals_per_min']:.1f}/min; not correct: {out['not_correct']}"
         )
+    elif args.what == "sol":
+        summarize_sol(out)
     elif args.what == "cost":
         print(f"mean {out['mean_wall_s']:.3f} s per evaluation; phases {out['mean_phases']}")
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from adaexplore_mcp.config import Ops
-from adaexplore_mcp.judge import EvalResult
+from adaexplore_mcp.judge import EvalResult, speed_of_light_line
 from adaexplore_mcp.llm import Message
 from adaexplore_mcp.mcp_server import (
     PoolKernel,
@@ -157,6 +157,9 @@ def feedback(result: EvalResult, speedup: float | None) -> str:
             if speedup is not None
             else "correct (timing not meaningful here: the CPU interpreter)"
         )
+        limits = speed_of_light_line(result, launches=True)
+        if limits:
+            head += f"\n{limits}"
     else:
         head = result.status.value.replace("_", " ")
     parts = [head, result.message]

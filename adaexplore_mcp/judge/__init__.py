@@ -27,9 +27,12 @@ from adaexplore_mcp.judge.result import (
     PhaseTimes,
     RuntimeStats,
     SandboxReport,
+    SpeedOfLight,
     Status,
+    TaskWork,
     TimingDetail,
 )
+from adaexplore_mcp.judge.roofline import speed_of_light_line
 
 if TYPE_CHECKING:
     from adaexplore_mcp.judge.service.client import RemoteJudge
@@ -67,7 +70,10 @@ __all__ = [
     "RemoteJudge",
     "RuntimeStats",
     "SandboxReport",
+    "SpeedOfLight",
     "Status",
+    "TaskWork",
     "TimingDetail",
     "open_judge",
+    "speed_of_light_line",
 ]

@@ -172,6 +172,59 @@ class KernelTime(BaseModel):
     ms: float = Field(description="GPU time per call of forward.")
 
 
+class TaskWork(BaseModel):
+    """What one call of forward on a shape must do at the least, whatever kernel does it."""
+
+    variant: str = Field(description="The shape counted, e.g. 'benchmark (batch_size=4096)'.")
+    flops: float | None = Field(
+        description="The task's count: matmul (matrix-vector too), convolution and attention "
+        "FLOPs of one reference forward, counted by torch's FlopCounterMode in the task's "
+        "process (elementwise work counts 0). None when the count was not usable (see note)."
+    )
+    bytes: int = Field(
+        ge=0,
+        description="Inputs, outputs and parameters of one call, sized by the judge from what it "
+        "generated and received: what any kernel must read or write once.",
+    )
+    note: str | None = Field(default=None, description="Why flops is None, when it is.")
+
+
+Bound = Literal["memory", "compute"]
+
+
+class SpeedOfLight(BaseModel):
+    """The kernel's median time against the GPU's measured limits (``docs/integrity.md``,
+    "Speed of light"): how close it came, and which limit binds the task."""
+
+    flops: float | None = Field(description="TaskWork.flops (the task's count).")
+    bytes: int = Field(ge=0, description="TaskWork.bytes (the judge's sizing).")
+    achieved_gb_s: float = Field(description="bytes / median runtime, in 1e9 bytes a second.")
+    achieved_tflop_s: float | None = Field(description="flops / median runtime, in 1e12 a second.")
+    peak_gb_s: float = Field(
+        description="Device-to-device copy bandwidth, measured by the judge at this timing."
+    )
+    peak_tflop_s: float | None = Field(
+        description="A large torch matmul, measured by the judge once per process in peak_math."
+    )
+    peak_math: str = Field(
+        description="The dtype and math mode of that matmul: the task's widest floating dtype, "
+        "with TF32 allowed only where the precision policy allows it."
+    )
+    bandwidth_fraction: float = Field(description="achieved_gb_s / peak_gb_s.")
+    compute_fraction: float | None = Field(description="achieved_tflop_s / peak_tflop_s.")
+    bound: Bound = Field(
+        description="The limit that takes longer at peak for this task's work: 'memory' when "
+        "moving its bytes does, 'compute' when its FLOPs do."
+    )
+
+    @property
+    def fraction(self) -> float:
+        """The fraction of the binding limit the kernel reached."""
+        if self.bound == "compute" and self.compute_fraction is not None:
+            return self.compute_fraction
+        return self.bandwidth_fraction
+
+
 class TimingDetail(BaseModel):
     """How ``runtime`` was measured (``docs/integrity.md``, "The clock")."""
 
@@ -205,6 +258,10 @@ class TimingDetail(BaseModel):
     )
     triton_share: float | None = Field(
         default=None, description="Fraction of the profiled GPU time spent in Triton kernels."
+    )
+    speed_of_light: SpeedOfLight | None = Field(
+        default=None,
+        description="The median against the GPU's measured bandwidth and matmul peak.",
     )
 
 
@@ -276,6 +333,11 @@ class EvalResult(BaseModel):
         default=None,
         description="Triton's time against the library's in a profiled call (when the judge "
         "profiled one): the figure that tells a fused epilogue from a decoy under mixed.",
+    )
+    work: TaskWork | None = Field(
+        default=None,
+        description="The task's FLOPs and bytes on the main shape (on the CPU too, where the "
+        "main shape is the small one and nothing is timed).",
     )
     environment: Environment | None = None
     integrity: list[IntegrityFlag] = Field(default_factory=list)

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from adaexplore_mcp.config import Ops, Precision
-from adaexplore_mcp.judge import EvalResult, Status
+from adaexplore_mcp.judge import EvalResult, Status, speed_of_light_line
 from adaexplore_mcp.judge.result import (
     Correctness,
     ErrorDetail,
@@ -27,7 +27,7 @@ from adaexplore_mcp.search_engine import Action, NodeView, StepResult, Usage
 CHARS_PER_TOKEN = 4
 _TRACEBACK_CHARS = 1500
 _OUTPUT_CHARS = 800
-_KERNELS = 5
+_KERNELS = 3
 
 
 def tokens_of(model: BaseModel | str) -> int:
@@ -64,6 +64,12 @@ class Verdict(BaseModel):
     speedup_eager: float | None
     speedup_compile: float | None
     timing_meaningful: bool
+    speed_of_light: str | None = Field(
+        default=None,
+        description="The median against the GPU's measured bandwidth and matmul peak: the "
+        "fraction of the limit that binds, and the task's FLOPs and bytes (on the CPU, the work "
+        "alone); get_node has every figure (timing.speed_of_light, work).",
+    )
     kernels: list[KernelTime] = Field(description="The longest launches, per call of forward.")
     work_split: WorkSplit | None = Field(
         default=None,
@@ -97,6 +103,7 @@ class Verdict(BaseModel):
             speedup_eager=result.speedup_eager,
             speedup_compile=result.speedup_compile,
             timing_meaningful=timed,
+            speed_of_light=speed_of_light_line(result) if result.ok else None,
             kernels=(result.timing.kernels[:_KERNELS] if result.timing else []),
             work_split=result.work_split if result.ops is Ops.MIXED else None,
             integrity=result.integrity,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from adaexplore_mcp.judge import speed_of_light_line
 from adaexplore_mcp.judge.result import EvalResult, Status
 from adaexplore_mcp.search_engine import budget, leases
 from adaexplore_mcp.search_engine import repository as repo
@@ -103,6 +104,9 @@ def feedback(result: EvalResult, speedup: float | None) -> str:
         )
         if result.runtime is not None and result.timing_meaningful:
             head += f", {result.runtime.median_ms:.4g} ms"
+        limits = speed_of_light_line(result, launches=True)
+        if limits:
+            head += f"\n{limits}"
     else:
         head = result.status.value.replace("_", " ")
     parts = [head, result.message]

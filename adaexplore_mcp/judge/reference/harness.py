@@ -124,14 +124,17 @@ class Reference:
 
     def reference(self, request: ReferenceRequest, payload: bytes) -> tuple[Answer, bytes]:
         variant, values, expected = self.kept[request.key]
-        if request.fresh or expected is None:
+        flops = None
+        if request.count_flops:
+            expected, flops = self.task.run_counting(self.models[variant], values)
+        elif request.fresh or expected is None:
             expected = self.task.run(self.models[variant], values)
         outputs = flatten(expected)
         encoder = self.codec.encoder()
         specs = encoder.encode_all(outputs)
         after = encoder.encode_all(values) if request.inputs_after else None
         answer = ValuesAnswer(
-            values=specs, inputs_after=after, aliased_input=aliased(outputs, values)
+            values=specs, inputs_after=after, aliased_input=aliased(outputs, values), flops=flops
         )
         return answer, payload_of(encoder)
 

@@ -92,6 +92,22 @@ class TaskModule:
             synchronize(self.device)
         return output
 
+    def run_counting(self, model: Any, inputs: list[Any]) -> tuple[Any, float | None]:
+        """``run`` under torch's FLOP counter: the output, and the FLOPs of matmuls,
+        convolutions and attention (elementwise work counts 0); None where no count came."""
+        from torch.utils.flop_counter import FlopCounterMode
+
+        counter = FlopCounterMode(display=False, custom_mapping=_VECTOR_FLOPS)
+        try:
+            with counter:
+                output = self.run(model, inputs)
+        except UserCodeError:  # the task's own failure shows again, without the counter
+            return self.run(model, inputs), None
+        try:
+            return output, float(counter.get_total_flops())
+        except (TypeError, ValueError, OverflowError):
+            return output, None
+
 
 def parameter_bytes(model: Any) -> int:
     """Bytes of the model's distinct parameters and buffers (what any kernel must read)."""
@@ -103,3 +119,23 @@ def parameter_bytes(model: Any) -> int:
             storage = tensor.untyped_storage()
             seen[storage.data_ptr()] = max(seen.get(storage.data_ptr(), 0), storage.nbytes())
     return sum(seen.values())
+
+
+# torch's counter leaves out matrix-vector and vector-vector products: a matvec would count 0
+def _mv_flops(matrix: list[int], vector: list[int], *args: Any, **kwargs: Any) -> int:
+    return 2 * matrix[0] * matrix[1]
+
+
+def _addmv_flops(bias: list[int], matrix: list[int], *args: Any, **kwargs: Any) -> int:
+    return 2 * matrix[0] * matrix[1]
+
+
+def _dot_flops(first: list[int], second: list[int], *args: Any, **kwargs: Any) -> int:
+    return 2 * first[0]
+
+
+_VECTOR_FLOPS = {
+    torch.ops.aten.mv: _mv_flops,
+    torch.ops.aten.addmv: _addmv_flops,
+    torch.ops.aten.dot: _dot_flops,
+}

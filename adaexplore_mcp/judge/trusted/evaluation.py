@@ -31,9 +31,11 @@ from adaexplore_mcp.judge.result import (
     PhaseTimes,
     RuntimeStats,
     Status,
+    TaskWork,
     TimingDetail,
     kernel_hash,
 )
+from adaexplore_mcp.judge.roofline import usable_flops
 from adaexplore_mcp.judge.trusted import integrity, weights
 from adaexplore_mcp.judge.trusted.common import (
     Verdict,
@@ -45,6 +47,7 @@ from adaexplore_mcp.judge.trusted.common import (
 from adaexplore_mcp.judge.trusted.compare import Comparison, first_modified
 from adaexplore_mcp.judge.trusted.gpulock import NoHold, SharedHold
 from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed, SubjectLost
+from adaexplore_mcp.judge.trusted.peaks import PeakFlops, peak_math, tensor_bytes
 from adaexplore_mcp.judge.trusted.report import Reporter, TaskFailed
 from adaexplore_mcp.judge.trusted.shapes import is_float32, nonfinite, probe_reference
 from adaexplore_mcp.judge.wire.jobs import ChildJob
@@ -81,7 +84,10 @@ class Evaluation:
         task: Link,
         calibrator: Link | None,
         reporter: Reporter,
+        peaks: PeakFlops | None = None,
     ) -> None:
+        """``peaks``: the trusted process's matmul peaks, kept across its jobs (None: measured
+        for this evaluation, if it is timed)."""
         assert job.task is not None and job.code is not None
         self.job = job
         self.task = job.task
@@ -112,6 +118,10 @@ class Evaluation:
         self.library_ops: dict[str, int] = {}
         self.kernel_s = 0.0
         self.guarded = job.integrity.enabled
+        self.peaks = peaks
+        self.work: TaskWork | None = None  # the main shape's, from its first trial
+        # the matmul the peak is measured in (dtype, TF32), chosen from that trial's tensors
+        self.peak_math: tuple[Any, bool] | None = None
 
     # -- the procedure -------------------------------------------------------------------------
 
@@ -253,8 +263,11 @@ class Evaluation:
         answer, payload = self._task(ExpectedRequest(keys=keys), SetsAnswer)
         return self.task_link.take_sets(answer.sets, payload)
 
-    def _reference(self, key: int, *, fresh: bool = True) -> tuple[list[Any], ValuesAnswer]:
-        answer, payload = self._task(ReferenceRequest(key=key, fresh=fresh), ValuesAnswer)
+    def _reference(
+        self, key: int, *, fresh: bool = True, count_flops: bool = False
+    ) -> tuple[list[Any], ValuesAnswer]:
+        request = ReferenceRequest(key=key, fresh=fresh, count_flops=count_flops)
+        answer, payload = self._task(request, ValuesAnswer)
         expected = self.task_link.take(answer.values, payload, set())
         self._task(ForgetRequest(keys=[key]), OkAnswer)
         return expected, answer
@@ -292,7 +305,11 @@ class Evaluation:
                     kind="input_modified",
                 )
             )
-        expected, reference = self._reference(key)
+        count = self.work is None and mode == "check" and scale is None and trial == 0
+        count = count and variant.name == self.task.main_variant(self.device_kind).name
+        expected, reference = self._reference(key, count_flops=count)
+        if count:
+            self._count_work(variant, master, expected, reference.flops)
         if scale is not None and any(nonfinite(value) for value in expected):
             return  # the reference itself leaves float32's range on these inputs
         where = f"input set {trial + 1} of {variant.describe()}"
@@ -324,6 +341,21 @@ class Evaluation:
         self.correctness.trials_passed += 1
         self.correctness.max_abs_error = self.comparison.max_abs_error
         self.correctness.max_rel_error = self.comparison.max_rel_error
+
+    def _count_work(
+        self, variant: ShapeVariant, inputs: list[Any], outputs: list[Any], flops: float | None
+    ) -> None:
+        """The main shape's work: the FLOPs the task's process counted (checked: it runs user
+        code), the bytes sized here from what this process generated and received."""
+        usable, note = usable_flops(flops)
+        nbytes = tensor_bytes(inputs) + tensor_bytes(outputs)
+        self.work = TaskWork(
+            variant=variant.describe(),
+            flops=usable,
+            bytes=nbytes + max(self.parameter_bytes.get(variant.name, 0), 0),
+            note=note,
+        )
+        self.peak_math = peak_math([*inputs, *outputs], self.job.precision)
 
     def _on_compile_note(self, note: CompileNote) -> None:
         """A Triton compile needs the CPU, not the GPU: the lock is let go while it runs, so it
@@ -440,6 +472,7 @@ class Evaluation:
             correctness=self.correctness,
             timing_meaningful=self.device_kind == "cuda" and fields.get("runtime") is not None,
             environment=self.environment,
+            work=self.work,
             phases=self.phases,
             **fields,
         )

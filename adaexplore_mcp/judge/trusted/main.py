@@ -3,14 +3,25 @@ report."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from adaexplore_mcp.judge.trusted.link import Link
 from adaexplore_mcp.judge.trusted.report import Reporter, TaskFailed
 from adaexplore_mcp.judge.wire.jobs import ChildJob
 
+if TYPE_CHECKING:
+    from adaexplore_mcp.judge.trusted.peaks import PeakFlops
 
-def run(job: ChildJob, reporter: Reporter, links: dict[str, Link]) -> None:
+
+def run(
+    job: ChildJob,
+    reporter: Reporter,
+    links: dict[str, Link],
+    peaks: PeakFlops | None = None,
+) -> None:
     """Run ``job`` against ``links`` (by role: candidate, task, calibrator) and report. Each
-    link is told to quit at the end, whatever happened."""
+    link is told to quit at the end, whatever happened. ``peaks``: the GPU's matmul peaks, kept
+    by a process that runs many jobs."""
     try:
         if job.kind == "probe":
             from adaexplore_mcp.judge.trusted.probe import probe
@@ -25,6 +36,7 @@ def run(job: ChildJob, reporter: Reporter, links: dict[str, Link]) -> None:
                 task=links.get("task"),
                 calibrator=links.get("calibrator"),
                 reporter=reporter,
+                peaks=peaks,
             )
             reporter.report("eval", evaluation.run())
         elif job.kind == "baseline":

@@ -32,6 +32,7 @@ from adaexplore_mcp.judge.trusted.diagnostics import profiled
 from adaexplore_mcp.judge.trusted.gpulock import GpuLock
 from adaexplore_mcp.judge.trusted.link import Link
 from adaexplore_mcp.judge.trusted.main import run
+from adaexplore_mcp.judge.trusted.peaks import PeakFlops
 from adaexplore_mcp.judge.trusted.report import Reporter
 from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed, FrameError, read_frame
 from adaexplore_mcp.judge.wire.ipc import Arena
@@ -65,6 +66,8 @@ class Resident:
         self.calibrator = calibrator
         self.calibrator_ready: ReadyAnswer | None = None  # read once the job before ended
         self.unfreed: dict[int, list[Arena]] = {}
+        # measured on the first timing that needs one, then kept for every later job
+        self.peaks = PeakFlops(device) if device.type == "cuda" else None
 
     def serve(self) -> None:
         """Jobs until the worker closes its socket (it retires this process after a number of
@@ -118,7 +121,7 @@ class Resident:
             links = self._links(job, channels, order.calibrated)
             try:
                 with profiled(os.environ, "trusted"):
-                    run(job, Reporter(report_w), links)
+                    run(job, Reporter(report_w), links, self.peaks)
             finally:
                 arenas: list[Arena] = []
                 for link in links.values():

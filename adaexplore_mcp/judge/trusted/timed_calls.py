@@ -8,8 +8,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from adaexplore_mcp.config import Ops
+from adaexplore_mcp.judge import roofline
 from adaexplore_mcp.judge.result import KernelTime, Phase, RuntimeStats, TimingDetail
 from adaexplore_mcp.judge.trusted import integrity
+from adaexplore_mcp.judge.trusted.peaks import PeakFlops, describe_math, peak_math
 from adaexplore_mcp.judge.trusted.timing import (
     Gpu,
     SpanResult,
@@ -75,6 +77,9 @@ def time_candidate(evaluation: Evaluation) -> tuple[RuntimeStats, TimingDetail]:
                 total_memory=gpu.total_memory,
             )
             bandwidth = gpu.bandwidth()
+            dtype, tf32 = evaluation.peak_math or peak_math([], evaluation.job.precision)
+            peaks = evaluation.peaks or PeakFlops(gpu.device)
+            peak_flops = peaks(dtype, tf32)
         finally:  # a rejection in a timed call reports the time spent too
             evaluation.phases.timing_s = time.perf_counter() - started
     runtime = stats(measurement.per_call_ms)
@@ -86,7 +91,16 @@ def time_candidate(evaluation: Evaluation) -> tuple[RuntimeStats, TimingDetail]:
         bandwidth,
         evaluation.job.integrity.speed_of_light_fraction,
     )
-    return runtime, detail(measurement, evaluation.profile_main)
+    timing = detail(measurement, evaluation.profile_main)
+    if evaluation.work is not None:
+        timing.speed_of_light = roofline.speed_of_light(
+            evaluation.work,
+            median_ms=runtime.median_ms,
+            bandwidth=bandwidth,
+            peak_flops=peak_flops,
+            peak_math=describe_math(dtype, tf32),
+        )
+    return runtime, timing
 
 
 def first_wrong(comparison, outputs: list[Any], expected: list[Any]) -> int | None:

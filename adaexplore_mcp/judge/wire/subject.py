@@ -59,6 +59,10 @@ class ReferenceRequest(_Message):
     key: int
     fresh: bool = Field(default=True, description="Run the model now (False: the one kept).")
     inputs_after: bool = Field(default=False, description="Answer the inputs as they are now.")
+    count_flops: bool = Field(
+        default=False,
+        description="Run the model under torch's FLOP counter and answer the count (``flops``).",
+    )
 
 
 class SetsRequest(_Message):
@@ -272,6 +276,11 @@ class ValuesAnswer(_Message):
     inputs_after: list[Value] | None = None
     aliased_input: int | None = Field(
         default=None, description="The reference: the first output sharing an input's memory."
+    )
+    flops: float | None = Field(
+        default=None,
+        description="The reference's FLOPs when asked (``count_flops``). The task's process runs "
+        "user code: the trusted side checks the number before using it.",
     )
 
 
