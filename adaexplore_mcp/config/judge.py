@@ -301,6 +301,12 @@ class RaySettings(BaseModel):
         ge=-1,
         description="Times Ray restarts an actor that died (-1: without limit).",
     )
+    placement_wait_s: float = Field(
+        default=10.0,
+        ge=0,
+        description="How long to wait for the GPUs (or CPUs) the actors need to be free before "
+        "saying that they are not; those of actors just stopped come back within seconds.",
+    )
     start_timeout_s: float = Field(
         default=300.0,
         gt=0,

@@ -106,7 +106,7 @@ def test_a_cluster_whose_gpu_is_taken_says_so(ray_judge, loop_thread):
     holder = ray.remote(num_gpus=1, num_cpus=0)(_Holder).remote()
     ray.get(holder.ready.remote())
     try:
-        judge = RayJudge("ray", cpu_settings(device="cuda"), RaySettings())
+        judge = RayJudge("ray", cpu_settings(device="cuda"), RaySettings(placement_wait_s=1))
         with pytest.raises(JudgeUnavailable, match="no GPU of the Ray cluster is free"):
             loop_thread.run(judge.start())
     finally:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from adaexplore_mcp.config import JudgeSettings, Ops, Precision, RaySettings
 from adaexplore_mcp.judge.cluster.actor import ActorInfo, JudgeActor, Progress
-from adaexplore_mcp.judge.cluster.placement import plan_actors
+from adaexplore_mcp.judge.cluster.placement import ActorPlan, plan_actors
 from adaexplore_mcp.judge.outcomes import JudgeError
 from adaexplore_mcp.judge.pool.baselines import Baseline, BaselineCache, add_speedups
 from adaexplore_mcp.judge.pool.lane import JudgeUnavailable, LaneStatus
@@ -123,12 +123,7 @@ class RayJudge:
         ray = _import_ray()
         if not ray.is_initialized():
             await asyncio.to_thread(self._connect, ray)
-        plan = plan_actors(
-            self.judge_settings.device,
-            self.settings,
-            cluster=ray.cluster_resources(),
-            free=ray.available_resources(),
-        )
+        plan = await self._plan(ray)
         actor_class = ray.remote(JudgeActor).options(
             num_gpus=1 if plan.gpu else 0,
             num_cpus=self.settings.cpus_per_actor,
@@ -166,6 +161,23 @@ class RayJudge:
             "judge actors on %s",
             ", ".join(f"{s.label} ({s.info.device_name} on {s.info.node})" for s in self._slots),
         )
+
+    async def _plan(self, ray: Any) -> ActorPlan:
+        """The actors to place, once the resources they need are free: those of actors that
+        were just killed (a judge closed a moment ago) come back within seconds."""
+        deadline = asyncio.get_running_loop().time() + self.settings.placement_wait_s
+        while True:
+            try:
+                return plan_actors(
+                    self.judge_settings.device,
+                    self.settings,
+                    cluster=ray.cluster_resources(),
+                    free=ray.available_resources(),
+                )
+            except JudgeUnavailable:
+                if asyncio.get_running_loop().time() >= deadline:
+                    raise
+                await asyncio.sleep(0.5)
 
     def _connect(self, ray: Any) -> None:
         address = None if self.address == "ray" else self.address  # None: RAY_ADDRESS or local
