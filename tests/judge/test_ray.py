@@ -4,6 +4,7 @@ over actors, an actor killed mid-evaluation, a cluster without a free GPU, ``--j
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 
 import pytest
@@ -100,6 +101,36 @@ def test_an_actor_killed_mid_evaluation_costs_a_retry_and_one_recorded_verdict(
     assert killed[0] in ray_judge.devices
     again = loop_thread.run(ray_judge.evaluate(GELU, gelu_solution(), device=killed[0]))
     assert again.status is Status.CORRECT
+
+
+def test_an_evaluation_out_of_actors_is_no_verdict_and_a_dead_actor_is_given_up(
+    cluster, loop_thread, tmp_path
+):
+    judge = RayJudge(
+        "ray",
+        cpu_settings(workers_per_device=1),
+        RaySettings(actors=1, retries=0, max_restarts=0, node_home=str(tmp_path)),
+    )
+    loop_thread.run(judge.start())
+    try:
+
+        def kill_for_good(phase: Phase, _: float) -> None:
+            if phase is not Phase.QUEUED:
+                ray.kill(judge.actor("cpu:0"), no_restart=True)
+
+        with pytest.raises(
+            JudgeUnavailable, match=r"lost its Ray actor on every attempt \(1;.*No verdict"
+        ):
+            loop_thread.run(judge.evaluate(GELU, gelu_solution(), on_progress=kill_for_good))
+        with pytest.raises(JudgeUnavailable, match=r"every judge actor .* is gone"):
+            for _ in range(3):  # until the judge has seen that Ray will not bring it back
+                with contextlib.suppress(JudgeUnavailable):
+                    loop_thread.run(judge.evaluate(GELU, gelu_solution()))
+                loop_thread.run(asyncio.sleep(1))
+            loop_thread.run(judge.evaluate(GELU, gelu_solution()))
+        assert judge.devices == []
+    finally:
+        loop_thread.run(judge.close())
 
 
 def test_a_cluster_whose_gpu_is_taken_says_so(ray_judge, loop_thread):

@@ -353,9 +353,9 @@ class RayJudge:
             slot.recovery = asyncio.ensure_future(self._recover(slot))
         if len(lost) > self.settings.retries:
             raise JudgeUnavailable(
-                f"the evaluation of {task_name} lost its Ray actor {len(lost)} times (last "
-                f"{slot.label}: {_first_line(exc)}); the cluster is losing actors or nodes, "
-                "`ray status` shows it. No verdict was recorded; evaluate again."
+                f"the evaluation of {task_name} lost its Ray actor on every attempt "
+                f"({len(lost)}; last {slot.label}: {_first_line(exc)}); the cluster is losing "
+                "actors or nodes, `ray status` shows it. No verdict was recorded; evaluate again."
             ) from None
         log.warning("judge actor %s lost mid-evaluation (%s); retrying elsewhere", slot.label, exc)
 
