@@ -49,12 +49,16 @@ class SyncJudge:
 
 
 def run_cli(
-    *args: str, home: Path, stdin: str | None = None, timeout: float = 300
+    *args: str,
+    home: Path,
+    stdin: str | None = None,
+    timeout: float = 300,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess:
-    """``adaexplore-mcp ARGS`` in a subprocess, with ADAEXPLORE_HOME=home and no other
+    """``adaexplore-mcp ARGS`` in a subprocess, with ADAEXPLORE_HOME=home, ``env`` and no other
     ADAEXPLORE_* setting inherited."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ADAEXPLORE_")}
-    env["ADAEXPLORE_HOME"] = str(home)
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("ADAEXPLORE_")}
+    env = inherited | (env or {}) | {"ADAEXPLORE_HOME": str(home)}
     return subprocess.run(
         [sys.executable, "-m", "adaexplore_mcp.cli", *args],
         capture_output=True,

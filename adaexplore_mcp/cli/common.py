@@ -11,7 +11,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-from adaexplore_mcp.config import Settings
+from adaexplore_mcp.config import Settings, is_ray_address
 from adaexplore_mcp.judge import Judge, JudgeError, open_judge
 from adaexplore_mcp.judge.devices import parse_device_spec
 from adaexplore_mcp.tasks import Task, TaskError, resolve_task
@@ -33,8 +33,9 @@ JudgeUrlOption = Annotated[
     str | None,
     typer.Option(
         "--judge",
-        help="URL of a judge service (adaexplore-mcp judge serve) to use instead of a local "
-        "judge. Default: ADAEXPLORE_REMOTE__URL.",
+        help="The judge to use instead of a local one: the URL of a judge service "
+        "(adaexplore-mcp judge serve), 'ray' (the Ray cluster at RAY_ADDRESS, else a new local "
+        "one) or ray://HOST:PORT (docs/ray.md). Default: ADAEXPLORE_REMOTE__URL.",
     ),
 ]
 JudgeTokenOption = Annotated[
@@ -103,9 +104,7 @@ def request_device(settings: Settings, device: str | None) -> str | None:
 
 def with_judge(settings: Settings, work: Callable[[Judge], Awaitable[T]]) -> T:
     async def main() -> T:
-        where = (
-            f"the judge service at {settings.remote.url}" if settings.remote.url else "the judge"
-        )
+        where = _judge_named(settings.remote.url)
         with err.status(f"starting {where}…"):
             judge = open_judge(settings)
             await judge.start()
@@ -122,6 +121,12 @@ def with_judge(settings: Settings, work: Callable[[Judge], Awaitable[T]]) -> T:
         raise fail(f"the judge could not run: {exc}", EXIT_JUDGE) from None
     except ValueError as exc:
         raise fail(str(exc)) from None
+
+
+def _judge_named(url: str | None) -> str:
+    if is_ray_address(url):
+        return "the judge actors on the Ray cluster" + ("" if url == "ray" else f" at {url}")
+    return f"the judge service at {url}" if url else "the judge"
 
 
 def load_task(name_or_path: str) -> Task:

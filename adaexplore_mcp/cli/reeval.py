@@ -27,7 +27,8 @@ from adaexplore_mcp.report import RunDirError, TaskReeval, load_run, reeval_run,
 
 _NO_GPU = (
     "reeval re-times kernels on a GPU and this machine has none; run it on a GPU machine, point "
-    "--judge at a judge service on one, or pass --device cpu to re-check correctness only"
+    "--judge at a judge service or a Ray cluster with one, or pass --device cpu to re-check "
+    "correctness only"
 )
 
 
@@ -74,7 +75,7 @@ def reeval_command(
             raise fail(f"the run has no task {', '.join(unknown)}; `stats {run_dir}` lists them")
 
     async def work(judge: Judge) -> object:
-        if not cpu_only and all(d == "cpu" for d in judge.devices):
+        if not cpu_only and all(d.split(":")[0] == "cpu" for d in judge.devices):
             raise fail(_NO_GPU, EXIT_JUDGE)
         err.print(
             f"re-evaluating on {', '.join(judge.devices)} under {run.precision.value} precision, "

@@ -26,11 +26,13 @@ from adaexplore_mcp.config.judge import (
     JudgeSettings,
     Ops,
     Precision,
+    RaySettings,
     RemoteJudgeSettings,
     SandboxSettings,
     ServiceSettings,
     TimingSettings,
     Tolerance,
+    is_ray_address,
 )
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "ModelPrice",
     "Ops",
     "Precision",
+    "RaySettings",
     "RemoteJudgeSettings",
     "SandboxSettings",
     "SearchSettings",
@@ -51,6 +54,7 @@ __all__ = [
     "TimingSettings",
     "Tolerance",
     "database_path",
+    "is_ray_address",
 ]
 
 
@@ -68,6 +72,7 @@ class Settings(BaseSettings):
     )
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     remote: RemoteJudgeSettings = Field(default_factory=RemoteJudgeSettings)
+    ray: RaySettings = Field(default_factory=RaySettings)
     service: ServiceSettings = Field(default_factory=ServiceSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)

@@ -240,11 +240,24 @@ class JudgeSettings(BaseModel):
         return value
 
 
+RAY_SCHEME = "ray"
+
+
+def is_ray_address(url: str | None) -> bool:
+    """Whether a judge address names a Ray cluster (``ray`` or ``ray://HOST:PORT``) rather
+    than a judge service's URL."""
+    return url is not None and (url == RAY_SCHEME or url.startswith(RAY_SCHEME + "://"))
+
+
 class RemoteJudgeSettings(BaseModel):
-    """A judge service (``adaexplore-mcp judge serve``) used instead of the local pool."""
+    """A judge elsewhere used instead of the local pool: a judge service
+    (``adaexplore-mcp judge serve``) or a Ray cluster."""
 
     url: str | None = Field(
-        default=None, description="Base URL, e.g. http://gpu-box:8765; None for the local pool."
+        default=None,
+        description="A judge service's base URL (http://gpu-box:8765); 'ray' for the Ray "
+        "cluster at RAY_ADDRESS (a local one when unset) or 'ray://HOST:PORT' for a Ray "
+        "cluster's client server; None for the local pool.",
     )
     token: str | None = Field(default=None, description="Bearer token the service requires.")
     connect_timeout_s: float = Field(default=10.0, gt=0)
@@ -261,3 +274,47 @@ class ServiceSettings(BaseModel):
     port: int = Field(default=8765, ge=0, le=65535)
     token: str | None = Field(default=None, description="Required as a bearer token when set.")
     max_body_mb: float = Field(default=4.0, gt=0)
+
+
+class RaySettings(BaseModel):
+    """The judge on a Ray cluster (``--judge ray``, ``docs/ray.md``): one actor per GPU, each
+    holding a local judge's warm pool. The pool's own settings come from ``JudgeSettings``."""
+
+    actors: int | None = Field(
+        default=None,
+        ge=1,
+        description="Judge actors to place; default one per free GPU of the cluster (two on a "
+        "cluster without GPUs, with --device cpu or auto).",
+    )
+    cpus_per_actor: float = Field(
+        default=1.0,
+        ge=0,
+        description="CPUs Ray reserves for each actor (its workers compile kernels on them).",
+    )
+    retries: int = Field(
+        default=2,
+        ge=0,
+        description="Times an evaluation whose actor or node died is sent to another actor.",
+    )
+    max_restarts: int = Field(
+        default=3,
+        ge=-1,
+        description="Times Ray restarts an actor that died (-1: without limit).",
+    )
+    placement_wait_s: float = Field(
+        default=10.0,
+        ge=0,
+        description="How long to wait for the GPUs (or CPUs) the actors need to be free before "
+        "saying that they are not; those of actors just stopped come back within seconds.",
+    )
+    start_timeout_s: float = Field(
+        default=300.0,
+        gt=0,
+        description="How long the actors may take to be placed and to warm their pools.",
+    )
+    node_home: str | None = Field(
+        default=None,
+        description="ADAEXPLORE_HOME of the actors on each node (locks, compile caches); "
+        "default a directory under the node's temporary directory.",
+    )
+    namespace: str = Field(default="adaexplore-mcp", description="The Ray namespace joined.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, Self, runtime_checkable
 
-from adaexplore_mcp.config import Ops, Precision, Settings
+from adaexplore_mcp.config import Ops, Precision, Settings, is_ray_address
 from adaexplore_mcp.judge.pool.local import LocalJudge, ProgressCallback
 from adaexplore_mcp.judge.result import EvalResult, LintReport
 from adaexplore_mcp.store import Store
@@ -13,7 +13,8 @@ from adaexplore_mcp.tasks import Task
 
 @runtime_checkable
 class Judge(Protocol):
-    """``LocalJudge`` (a worker pool on this machine) and ``RemoteJudge`` (a judge service)."""
+    """``LocalJudge`` (a worker pool on this machine), ``RemoteJudge`` (a judge service) and
+    ``RayJudge`` (an actor per GPU of a Ray cluster)."""
 
     @property
     def devices(self) -> list[str]: ...
@@ -44,8 +45,19 @@ class Judge(Protocol):
 
 
 def open_judge(settings: Settings) -> Judge:
-    """The judge service at ``settings.remote.url`` when one is set, else the local pool.
-    Not started: use ``async with open_judge(settings) as judge``."""
+    """The Ray cluster when ``settings.remote.url`` is 'ray' or 'ray://HOST:PORT', the judge
+    service at that URL when it is another, else the local pool. Not started: use
+    ``async with open_judge(settings) as judge``."""
+    if is_ray_address(settings.remote.url):
+        from adaexplore_mcp.judge.cluster import RayJudge
+
+        assert settings.remote.url is not None
+        return RayJudge(
+            settings.remote.url,
+            settings.judge,
+            settings.ray,
+            store=Store(settings.database_path),
+        )
     if settings.remote.url:
         from adaexplore_mcp.judge.service.client import RemoteJudge
 

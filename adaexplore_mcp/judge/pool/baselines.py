@@ -9,7 +9,8 @@ from collections.abc import Awaitable, Callable
 from pydantic import BaseModel
 
 from adaexplore_mcp.config import Ops, Precision
-from adaexplore_mcp.judge.result import RuntimeStats
+from adaexplore_mcp.judge import messages
+from adaexplore_mcp.judge.result import EvalResult, RuntimeStats
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task
 
@@ -27,6 +28,19 @@ class Baseline(BaseModel):
     # what the baseline was timed for (baselines cached before policies were strict, triton)
     precision: Precision = Precision.STRICT
     ops: Ops = Ops.TRITON
+
+
+def add_speedups(result: EvalResult, baseline: Baseline) -> None:
+    """Sets a correct, timed result's baselines and its speedups over them."""
+    assert result.runtime is not None
+    result.eager = baseline.eager
+    result.compiled = baseline.compiled
+    result.speedup_eager = baseline.eager.median_ms / result.runtime.median_ms
+    if baseline.compiled is not None:
+        result.speedup_compile = baseline.compiled.median_ms / result.runtime.median_ms
+    result.message = messages.with_speedups(
+        result.message, result.speedup_eager, result.speedup_compile
+    )
 
 
 def baseline_key(

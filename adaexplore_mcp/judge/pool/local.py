@@ -23,7 +23,6 @@ from pathlib import Path
 import adaexplore_mcp
 from adaexplore_mcp.config import JudgeSettings, Ops, Precision
 from adaexplore_mcp.config.judge import MAX_TIMEOUT_S
-from adaexplore_mcp.judge import messages
 from adaexplore_mcp.judge.devices import (
     GpuInfo,
     ProbeReport,
@@ -31,7 +30,7 @@ from adaexplore_mcp.judge.devices import (
     parse_device_spec,
 )
 from adaexplore_mcp.judge.outcomes import JudgeError, eval_result, report_body
-from adaexplore_mcp.judge.pool.baselines import Baseline, BaselineCache
+from adaexplore_mcp.judge.pool.baselines import Baseline, BaselineCache, add_speedups
 from adaexplore_mcp.judge.pool.lane import JudgeUnavailable, Lane, LaneStatus, Pending
 from adaexplore_mcp.judge.pool.worker_handle import WorkerDied, WorkerHandle
 from adaexplore_mcp.judge.result import EvalResult, LintReport, Phase
@@ -223,10 +222,13 @@ class LocalJudge:
         on_progress: ProgressCallback | None = None,
         precision: Precision | None = None,
         ops: Ops | None = None,
+        with_speedups: bool = True,
     ) -> EvalResult:
         """Judge one candidate under a precision and an operator policy (default: the
         settings'). Always a verdict; raises only when the judge itself cannot run
-        (``JudgeError``, ``QueueFull``) or the task is broken (``TaskError``)."""
+        (``JudgeError``, ``QueueFull``) or the task is broken (``TaskError``). Without
+        ``with_speedups`` a correct kernel's runtime is not compared with the baselines (a
+        caller that caches baselines for several judges adds them)."""
         policy = Precision(precision or self.settings.precision)
         operators = Ops(ops or self.settings.ops)
         timeout = _checked_timeout(timeout_s, self.settings.timeout_s)
@@ -239,7 +241,7 @@ class LocalJudge:
         result = eval_result(outcome, task, code, timeout)
         result = _labelled(result, policy, operators)
         result.phases.queue_s = queue_s
-        if result.ok and result.runtime is not None and lane.gpu is not None:
+        if with_speedups and result.ok and result.runtime is not None and lane.gpu is not None:
             await self._add_speedups(result, task, lane, policy, operators)
         return result
 
@@ -253,15 +255,7 @@ class LocalJudge:
         except JudgeError as exc:
             log.warning("no baseline for %s on %s: %s", task.name, lane.device, exc)
             return
-        assert result.runtime is not None
-        result.eager = baseline.eager
-        result.compiled = baseline.compiled
-        result.speedup_eager = baseline.eager.median_ms / result.runtime.median_ms
-        if baseline.compiled is not None:
-            result.speedup_compile = baseline.compiled.median_ms / result.runtime.median_ms
-        result.message = messages.with_speedups(
-            result.message, result.speedup_eager, result.speedup_compile
-        )
+        add_speedups(result, baseline)
 
     async def baseline(
         self,
