@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from adaexplore_mcp.judge import Status
-from adaexplore_mcp.tasks import get_bundled_task, parse_task
+from adaexplore_mcp.tasks import bundled_solution, get_bundled_task, parse_task
 
 from .exploits import EXPLOITS, GPU_EXPLOITS, IDENTITY_TASK, SIDE_STREAM, Exploit, touching
 from .test_gpu import _has_gpu, gpu_judge  # noqa: F401  (the module's GPU judge fixture)
@@ -42,7 +42,6 @@ def test_every_exploit_is_rejected_on_a_gpu(gpu_judge, exploit: Exploit):  # noq
 def test_work_left_on_a_side_stream_gains_nothing(gpu_judge):  # noqa: F811
     """Work on a stream forward never joins runs after the done word: the softmax solution
     measured 0.0604 ms that way where it takes 0.069 ms (H200)."""
-    from adaexplore_mcp.tasks import bundled_solution
 
     judge, _ = gpu_judge
     honest = judge.evaluate(TASKS["softmax"], bundled_solution("softmax"))
@@ -60,9 +59,34 @@ def test_stale_memory_never_passes_on_a_gpu(gpu_judge):  # noqa: F811
 
 
 def test_the_network_is_isolated_on_the_gpu_machine(gpu_judge):  # noqa: F811
-    from adaexplore_mcp.tasks import bundled_solution
 
     judge, _ = gpu_judge
     result = judge.evaluate(TASKS["softmax"], bundled_solution("softmax"))
     assert result.status is Status.CORRECT
     print("network isolated:", result.environment.network_isolated)
+
+
+LENDS_TOO_LITTLE = (
+    (bundled_solution("softmax") or "")
+    + """
+
+import sys as _sys
+
+_codec = _sys.modules["adaexplore_mcp.judge.subject.server"].Codec
+_lend = _codec.lend
+_codec.lend = lambda self, nbytes: _lend(self, 1 << 20)
+"""
+)
+
+
+def test_memory_lent_for_the_inputs_too_small_is_the_kernels_fault_and_harms_nothing(
+    gpu_judge,  # noqa: F811
+):
+    """The candidate's process lends the memory its timed inputs are written into; one that
+    lends less than asked is refused before anything is written, and the next evaluation on
+    the same trusted process is judged as usual."""
+    judge, _ = gpu_judge
+    result = judge.evaluate(TASKS["softmax"], LENDS_TOO_LITTLE)
+    assert result.status is Status.RUNTIME_ERROR and "lent memory" in result.message, result.message
+    honest = judge.evaluate(TASKS["softmax"], bundled_solution("softmax"))
+    assert honest.status is Status.CORRECT, honest.message

@@ -143,3 +143,28 @@ def test_gpu_time_the_subject_takes_while_its_gate_is_closed_is_charged_to_its_c
     busy = span(gated_ms=0.10, fill_ms=2.80, handoff=handoff)
     assert busy.fill_excess_ms == pytest.approx(1.0)
     assert busy.per_call_ms(7) == pytest.approx((0.10 + 1.0 - 0.02) / 7)
+
+
+def test_memory_lent_back_that_the_judge_shared_itself_is_refused():
+    """The candidate's process lends the memory its timed inputs are written into. Lending
+    back an arena of the judge's own would have the judge's inputs and the candidate's reads
+    share one allocation the judge also uses elsewhere: refused before it is mapped."""
+    from adaexplore_mcp.judge.trusted.link import Link, SubjectLost
+    from adaexplore_mcp.judge.wire.subject import LendRequest, LentAnswer, request_adapter
+
+    ours, theirs = socket.socketpair()
+    link = Link("candidate", Channel(ours), torch.device("cpu"), {"ab" * 64})
+    subject = Channel(theirs)
+    subject.send(LentAnswer(ipc="ab" * 64))
+    with pytest.raises(SubjectLost) as lost:
+        link.borrow_arena(4096)
+    assert lost.value.garbled and "shared with it" in lost.value.why
+    request, _ = subject.receive(request_adapter, timeout_s=1)
+    assert request == LendRequest(nbytes=1 << 20)
+
+
+def test_a_process_without_a_gpu_lends_no_memory():
+    from adaexplore_mcp.judge.subject.server import Codec, UserCodeError
+
+    with pytest.raises(UserCodeError, match="only a GPU process lends memory"):
+        Codec(torch.device("cpu")).lend(4096)

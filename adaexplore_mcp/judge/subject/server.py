@@ -23,6 +23,8 @@ from adaexplore_mcp.judge.wire.subject import (
     ArmedAnswer,
     ArmRequest,
     ErrorAnswer,
+    LendRequest,
+    LentAnswer,
     OkAnswer,
     QuitRequest,
     ReleaseRequest,
@@ -61,6 +63,16 @@ class Codec:
         if self._arenas is not None:
             return self._arenas.with_payload(payload)
         return PayloadDecoder(payload)
+
+    def lend(self, nbytes: int) -> str:
+        if self._arenas is None:
+            raise UserCodeError(
+                SubjectError(type="Unsupported", message="only a GPU process lends memory")
+            )
+        try:
+            return self._arenas.lend(nbytes)
+        except cuda.CudaError as exc:
+            raise UserCodeError(SubjectError(type="CudaError", message=str(exc))) from None
 
     def forget(self) -> None:
         """Unmap the arenas of the job that ended (a process that serves many)."""
@@ -147,6 +159,8 @@ class Server:
             if isinstance(request, ReleaseRequest):
                 self._held.clear()
                 return OkAnswer(), b""
+            if isinstance(request, LendRequest):
+                return LentAnswer(ipc=self.codec.lend(request.nbytes)), b""
             handler = self.handlers.get(request.op)
             if handler is None:
                 raise UserCodeError(

@@ -13,12 +13,21 @@ from typing import Any, Literal
 
 import torch
 
+from adaexplore_mcp.judge.wire.cuda import CudaError
 from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed, FrameError
-from adaexplore_mcp.judge.wire.ipc import Arena, ArenaEncoder, CopyingDecoder, arena_bytes
+from adaexplore_mcp.judge.wire.ipc import (
+    Arena,
+    ArenaEncoder,
+    CopyingDecoder,
+    LentArena,
+    arena_bytes,
+)
 from adaexplore_mcp.judge.wire.subject import (
     Answer,
     CompileNote,
     ErrorAnswer,
+    LendRequest,
+    LentAnswer,
     ReadyAnswer,
     answer_adapter,
 )
@@ -68,7 +77,7 @@ class Link:
         self.channel = channel
         self.device = device
         self.own_handles = own_handles  # every arena this process shared, with any process
-        self._arenas: list[Arena] = []
+        self._arenas: list[Arena | LentArena] = []
         self._trial_arena: Arena | None = None
         self._copier: CopyingDecoder | None = None
 
@@ -166,6 +175,24 @@ class Link:
         self.own_handles.add(arena.handle)
         return arena
 
+    def borrow_arena(self, nbytes: int) -> LentArena:
+        """An allocation of the other process's own, of ``nbytes`` at least, mapped here to
+        write its inputs into: it reads its own memory faster than this process's arenas.
+        Outputs shared back in it are refused, as in an arena of this process's."""
+        nbytes = max(nbytes, 1 << 20)
+        answer, _ = self.ask(LendRequest(nbytes=nbytes), expect=LentAnswer)
+        if answer.ipc in self.own_handles:
+            raise SubjectLost(self.role, "lent memory the judge shared with it", garbled=True)
+        try:
+            arena = LentArena(answer.ipc, nbytes)
+        except (ValueError, CudaError) as exc:
+            raise SubjectLost(
+                self.role, f"lent memory that cannot be used ({exc})", garbled=True
+            ) from None
+        self._arenas.append(arena)
+        self.own_handles.add(arena.handle)
+        return arena
+
     def unmap(self) -> None:
         """Unmap what the other process shared (taken values were copied: nothing refers to
         it)."""
@@ -173,7 +200,7 @@ class Link:
             self._copier.close()
             self._copier = None
 
-    def arenas(self) -> list[Arena]:
+    def arenas(self) -> list[Arena | LentArena]:
         """This link's arenas, to free once the other process is gone (``Arena.free``)."""
         arenas, self._arenas, self._trial_arena = self._arenas, [], None
         return arenas

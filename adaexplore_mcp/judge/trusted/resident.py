@@ -35,7 +35,7 @@ from adaexplore_mcp.judge.trusted.main import run
 from adaexplore_mcp.judge.trusted.peaks import PeakFlops
 from adaexplore_mcp.judge.trusted.report import Reporter
 from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed, FrameError, read_frame
-from adaexplore_mcp.judge.wire.ipc import Arena
+from adaexplore_mcp.judge.wire.ipc import Arena, LentArena
 from adaexplore_mcp.judge.wire.jobs import (
     ChildJob,
     HandedJob,
@@ -123,7 +123,7 @@ class Resident:
                 with profiled(os.environ, "trusted"):
                     run(job, Reporter(report_w), links, self.peaks)
             finally:
-                arenas: list[Arena] = []
+                arenas: list[Arena | LentArena] = []
                 for link in links.values():
                     link.unmap()
                     arenas += link.arenas()

@@ -38,7 +38,7 @@ from adaexplore_mcp.config import TimingSettings
 from adaexplore_mcp.judge.result import RuntimeStats
 from adaexplore_mcp.judge.trusted.link import Link, SubjectLost
 from adaexplore_mcp.judge.wire import cuda
-from adaexplore_mcp.judge.wire.ipc import ALIGN, Arena, storage_bytes
+from adaexplore_mcp.judge.wire.ipc import ALIGN, LentArena, storage_bytes
 from adaexplore_mcp.judge.wire.subject import (
     ArmedAnswer,
     ArmRequest,
@@ -120,7 +120,7 @@ class _LayoutEncoder(Encoder):
     """Places tensors in an arena's layout without copying them: their storage bytes go to a
     staging buffer of this process first, and into the arena only inside the span."""
 
-    def __init__(self, arena: Arena) -> None:
+    def __init__(self, arena: LentArena) -> None:
         self.arena = arena
         self.payload = PayloadEncoder()
         self.placed: list[tuple[int, Any]] = []
@@ -207,7 +207,7 @@ class SpanTimer:
         self.synchronizing = False
         self._gate, self._words = self._words_for(subject)
         self._null_gate, self._null_words = self._words_for(calibrator)
-        self._inputs: Arena | None = None
+        self._inputs: LentArena | None = None
         self._staging: torch.Tensor | None = None
 
     @staticmethod
@@ -300,7 +300,7 @@ class SpanTimer:
         """Lay the sets out in the subject's input arena, their bytes in a staging buffer."""
         needed = sum(set_bytes(values) for values in sets)
         if self._inputs is None or self._inputs.size < needed:
-            self._inputs = self.subject.new_arena(needed)
+            self._inputs = self.subject.borrow_arena(needed)
             self._staging = torch.empty(
                 self._inputs.size, dtype=torch.uint8, device=self.gpu.device
             )

@@ -80,6 +80,33 @@ class Arena:
         return spec, view_of(target, spec)
 
 
+class LentArena:
+    """Device memory another process lent the trusted process (``LendRequest``), mapped here:
+    filled and reset like an ``Arena``; ``free`` unmaps it (the lender frees it)."""
+
+    def __init__(self, handle: str, nbytes: int) -> None:
+        """Map the allocation shared as ``handle``; ``CudaError`` or ``ValueError`` when it is
+        not one whole allocation of at least ``nbytes``."""
+        self.pointer = cuda.ipc_open(bytes.fromhex(handle))
+        base, size = cuda.address_range(self.pointer)
+        if base != self.pointer or size < nbytes:
+            cuda.ipc_close(self.pointer)
+            raise ValueError(f"the memory lent holds {size} bytes, not the {nbytes} asked for")
+        self.handle = handle
+        self.size = nbytes
+        self.bytes = cuda.as_bytes(self.pointer, nbytes)
+        self.used = 0
+
+    reset = Arena.reset
+    reserve = Arena.reserve
+
+    def free(self) -> None:
+        if self.pointer:
+            with contextlib.suppress(cuda.CudaError):
+                cuda.ipc_close(self.pointer)
+            self.pointer = 0
+
+
 def arena_bytes(values: list[Any]) -> int:
     """Room an arena needs for every tensor in ``values`` (nested lists included)."""
     import torch
@@ -128,11 +155,21 @@ class SharingEncoder(Encoder):
 
 
 class ArenaDecoder(Decoder):
-    """A user-code process mapping the trusted process's arenas (no copy)."""
+    """A user-code process mapping the trusted process's arenas (no copy), and the memory it
+    lent the trusted process itself (``lend``)."""
 
     def __init__(self, payload: bytes = b"") -> None:
         self._mapped: dict[str, int] = {}
+        self._lent: dict[str, int] = {}
         self._payload = PayloadDecoder(payload)
+
+    def lend(self, nbytes: int) -> str:
+        """An allocation of this process's for the trusted process to write into: its IPC
+        handle, which tensors the trusted process describes in it name."""
+        pointer = cuda.mem_alloc(nbytes)
+        handle = cuda.ipc_handle(pointer).hex()
+        self._lent[handle] = pointer
+        return handle
 
     def with_payload(self, payload: bytes) -> ArenaDecoder:
         self._payload = PayloadDecoder(payload)
@@ -140,16 +177,23 @@ class ArenaDecoder(Decoder):
 
     def address(self, handle: str) -> int:
         """Where the arena shared as ``handle`` is mapped in this process."""
+        if handle in self._lent:
+            return self._lent[handle]
         if handle not in self._mapped:
             self._mapped[handle] = cuda.ipc_open(bytes.fromhex(handle))
         return self._mapped[handle]
 
     def forget(self) -> None:
-        """Unmap every arena (a process that serves many jobs, after each)."""
+        """Unmap every arena, and free what was lent (a process that serves many jobs, after
+        each)."""
         mapped, self._mapped = self._mapped, {}
         for pointer in mapped.values():
             with contextlib.suppress(cuda.CudaError):
                 cuda.ipc_close(pointer)
+        lent, self._lent = self._lent, {}
+        for pointer in lent.values():
+            with contextlib.suppress(cuda.CudaError):
+                cuda.mem_free(pointer)
 
     def tensor(self, spec: TensorValue):
         import torch
@@ -185,7 +229,7 @@ class CopyingDecoder(Decoder):
 
     def _open(self, handle: str) -> tuple[int, int]:
         if handle in self._own:
-            raise DecodeError("the memory shared back is the judge's own")
+            raise DecodeError("the memory shared back is the judge's own, or holds its inputs")
         if handle not in self._mapped:
             try:
                 pointer = cuda.ipc_open(bytes.fromhex(handle))
