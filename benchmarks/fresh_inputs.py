@@ -52,13 +52,16 @@ def _tensors(values: list) -> list[torch.Tensor]:
     return [v for v in values if isinstance(v, torch.Tensor)]
 
 
-def _packed(source: list, calls: int, alignment: int) -> list[list]:
-    """``calls`` copies of ``source`` in one allocation, each tensor at an aligned offset."""
+def packed_bytes(source: list, calls: int, alignment: int) -> int:
+    """Bytes ``calls`` copies of ``source`` take laid out by ``place``."""
     sizes = [t.untyped_storage().nbytes() for t in _tensors(source)]
-    step = sum(-(-size // alignment) * alignment for size in sizes)
-    buffer = torch.empty(calls * step + alignment, dtype=torch.uint8, device="cuda")
-    base = -(-buffer.data_ptr() // alignment) * alignment - buffer.data_ptr()
-    sets, offset = [], base
+    return calls * sum(-(-size // alignment) * alignment for size in sizes)
+
+
+def place(buffer: torch.Tensor, source: list, calls: int, alignment: int) -> list[list]:
+    """``calls`` copies of ``source`` one after another in ``buffer`` (uint8, aligned), each
+    tensor at an aligned offset, as the judge's input arena places them."""
+    sets, offset = [], 0
     for _ in range(calls):
         values = []
         for value in source:
@@ -71,6 +74,15 @@ def _packed(source: list, calls: int, alignment: int) -> list[list]:
             offset += -(-size // alignment) * alignment
         sets.append(values)
     return sets
+
+
+def _packed(source: list, calls: int, alignment: int) -> list[list]:
+    """``calls`` copies of ``source`` in a single allocation of torch's (``place``)."""
+    buffer = torch.empty(
+        packed_bytes(source, calls, alignment) + alignment, dtype=torch.uint8, device="cuda"
+    )
+    base = -(-buffer.data_ptr() // alignment) * alignment - buffer.data_ptr()
+    return place(buffer[base:], source, calls, alignment)
 
 
 def solution_and_inputs(name: str) -> tuple[Any, list]:

@@ -26,40 +26,14 @@ from pathlib import Path
 ALIGN = 256
 
 
-def _place(buffer, source: list, calls: int) -> list[list]:
-    """``calls`` copies of ``source`` laid out in ``buffer`` (uint8), each tensor aligned."""
-    import torch
-
-    sets, offset = [], 0
-    for _ in range(calls):
-        values = []
-        for value in source:
-            if not isinstance(value, torch.Tensor):
-                values.append(value)
-                continue
-            size = value.untyped_storage().nbytes()
-            raw = buffer[offset : offset + size]
-            values.append(raw.view(value.dtype).view(value.shape).copy_(value))
-            offset += -(-size // ALIGN) * ALIGN
-        sets.append(values)
-    return sets
-
-
-def needed(source: list, calls: int) -> int:
-    import torch
-
-    sizes = [v.untyped_storage().nbytes() for v in source if isinstance(v, torch.Tensor)]
-    return calls * sum(-(-size // ALIGN) * ALIGN for size in sizes)
-
-
 def child(name: str, calls: int, handle: str, repeats: int) -> dict:
     import torch
-    from fresh_inputs import solution_and_inputs
+    from fresh_inputs import packed_bytes, place, solution_and_inputs
 
     from adaexplore_mcp.judge.wire import cuda
 
     model, source = solution_and_inputs(name)
-    size = needed(source, calls)
+    size = packed_bytes(source, calls, ALIGN)
     own = cuda.mem_alloc(size)
     layouts = {
         "torch": torch.empty(size, dtype=torch.uint8, device="cuda"),
@@ -71,7 +45,7 @@ def child(name: str, calls: int, handle: str, repeats: int) -> dict:
     row: dict = {"task": name, "calls": calls}
     with torch.no_grad():
         for layout, buffer in layouts.items():
-            sets = _place(buffer, source, calls)
+            sets = place(buffer, source, calls, ALIGN)
 
             def run(sets=sets) -> float:
                 flush.zero_()
@@ -94,10 +68,10 @@ def parent(name: str, calls: int, repeats: int) -> dict:
     from adaexplore_mcp.judge.wire import cuda
 
     sys.path.insert(0, str(Path(__file__).parent))
-    from fresh_inputs import solution_and_inputs
+    from fresh_inputs import packed_bytes, solution_and_inputs
 
     _, source = solution_and_inputs(name)
-    size = needed(source, calls)
+    size = packed_bytes(source, calls, ALIGN)
     del source
     torch.cuda.empty_cache()
     pointer = cuda.mem_alloc(size)
