@@ -14,6 +14,11 @@ call in K back-to-back calls after an L2 flush:
 ``fresh`` is what the judge measures, without its second process: ``trusted_judge.py fidelity``
 compares the judge's medians with it at the judge's own K.
 
+Every fresh set is the task's ``get_inputs()`` under a seed of its own, never timed before, as
+the judge draws a seed per set: on a task whose work depends on its inputs (decode_attention's
+random sequence lengths), one set repeated would time one draw of the work, not the
+distribution the judge's median comes from.
+
     python benchmarks/fresh_inputs.py --tasks cross_entropy_rows,softmax --calls 1,2,4,8,16
 
 Prints one row per (task, K): milliseconds per call, median of ``--repeats``.
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import itertools
 import statistics
 import sys
 import tempfile
@@ -76,24 +82,46 @@ def place(buffer: torch.Tensor, source: list, calls: int, alignment: int) -> lis
     return sets
 
 
-def _packed(source: list, calls: int, alignment: int) -> list[list]:
-    """``calls`` copies of ``source`` in a single allocation of torch's (``place``)."""
+def _packed_sets(sources: list[list], alignment: int) -> list[list]:
+    """Copies of ``sources`` one after another in a single allocation of torch's (``place``)."""
     buffer = torch.empty(
-        packed_bytes(source, calls, alignment) + alignment, dtype=torch.uint8, device="cuda"
+        len(sources) * packed_bytes(sources[0], 1, alignment) + alignment,
+        dtype=torch.uint8,
+        device="cuda",
     )
     base = -(-buffer.data_ptr() // alignment) * alignment - buffer.data_ptr()
-    return place(buffer[base:], source, calls, alignment)
+    step = packed_bytes(sources[0], 1, alignment)
+    return [
+        place(buffer[base + i * step :], source, 1, alignment)[0]
+        for i, source in enumerate(sources)
+    ]
 
 
 def solution_and_inputs(name: str) -> tuple[Any, list]:
     """The bundled solution of task ``name`` on the GPU, and one input set of its main shape."""
+    task, model = task_and_solution(name)
+    return model, input_sets(task, 1)[0]
+
+
+def task_and_solution(name: str) -> tuple[Any, Any]:
+    """Task ``name``'s module, and its bundled solution's model on the GPU."""
     task = _module(f"task_{name}", get_bundled_task(name).source)
     solution = _module(f"solution_{name}", bundled_solution(name) or "")
     torch.manual_seed(0)
     with torch.device("cuda"):
         model = solution.ModelNew(*task.get_init_inputs())
-        inputs = [v.cuda() if isinstance(v, torch.Tensor) else v for v in task.get_inputs()]
-    return (model.cuda() if isinstance(model, torch.nn.Module) else model), inputs
+    return task, (model.cuda() if isinstance(model, torch.nn.Module) else model)
+
+
+def input_sets(task: Any, count: int, first_seed: int = 0) -> list[list]:
+    """``count`` input sets of the task's main shape on the GPU, drawn under seeds
+    ``first_seed``, ``first_seed + 1``, ..."""
+    sets = []
+    for seed in range(first_seed, first_seed + count):
+        torch.manual_seed(seed)
+        with torch.device("cuda"):
+            sets.append([v.cuda() if isinstance(v, torch.Tensor) else v for v in task.get_inputs()])
+    return sets
 
 
 def kernel_ms(model, sets: list[list], calls: int) -> float:
@@ -116,27 +144,31 @@ def kernel_ms(model, sets: list[list], calls: int) -> float:
 def measure(
     name: str, counts: list[int], repeats: int, budget_bytes: int, modes=MODES
 ) -> list[dict]:
-    model, source = solution_and_inputs(name)
-    set_bytes = sum(t.untyped_storage().nbytes() for t in _tensors(source))
+    task, model = task_and_solution(name)
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    flush = torch.empty(2 * l2 // 4, dtype=torch.int32, device="cuda")
+    flush = torch.zeros(2 * l2 // 4, dtype=torch.int32, device="cuda")
+    sink = torch.empty((), dtype=torch.int32, device="cuda")
     rows = []
     for calls in counts:
-        if calls * set_bytes > budget_bytes:
+        sources = input_sets(task, calls)
+        set_bytes = sum(t.untyped_storage().nbytes() for t in _tensors(sources[0]))
+        if 2 * calls * set_bytes > budget_bytes:
             break
-        sets = [
-            [v.clone() if isinstance(v, torch.Tensor) else v for v in source] for _ in range(calls)
-        ]
-        layouts = {"packed": _packed(source, calls, 256)} if "packed" in modes else {}
+        sets = [[v.clone() if isinstance(v, torch.Tensor) else v for v in s] for s in sources]
+        layouts = {"packed": _packed_sets(sources, 256)} if "packed" in modes else {}
 
-        def run(mode: str, sets=sets, calls=calls, layouts=layouts) -> float:
+        seeds = itertools.count(calls)
+
+        def run(mode: str, sets=sets, calls=calls, layouts=layouts, seeds=seeds) -> float:
             if mode in layouts:
                 sets = layouts[mode]
-            if mode in ("fresh", "packed", "cupti"):
-                for values in sets:
+            if mode in ("fresh", "packed", "cupti"):  # sets of seeds never timed before
+                drawn = input_sets(task, calls, first_seed=next(seeds) * calls)
+                for values, source in zip(sets, drawn, strict=True):
                     for target, value in zip(_tensors(values), _tensors(source), strict=True):
                         target.copy_(value)
-            flush.zero_()
+                del drawn
+            torch.amax(flush, dim=0, out=sink)  # as the judge's flush: L2 left clean
             if mode == "cupti":
                 return kernel_ms(model, sets, calls)
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -156,7 +188,7 @@ def measure(
         rows.append(row)
         times = "  ".join(f"{mode}={row[mode]:.4f}" for mode in modes)
         print(f"{name:20} K={calls:3d} set={row['set_mib']:7.1f} MiB  {times} ms/call", flush=True)
-        del sets, layouts
+        del sets, sources, layouts
         torch.cuda.empty_cache()
     return rows
 

@@ -7,11 +7,13 @@
     python benchmarks/trusted_judge.py sol        --device cuda:0 --out sol.json
 
 - ``fidelity``: every bundled solution judged ``--repeats`` times (baselines cached first); its
-  median runtime against two timers in this process: ``triton.testing.do_bench`` on the same
-  kernel (one input, L2 flushed before every call, median), and the judge's own quantity
-  without its second process (``fresh_inputs.py``: K back-to-back calls on fresh inputs after
-  one flush, at the judge's K); and the spread (max/min - 1) of the repeated medians, quiet
-  and while other evaluations keep the judge's other workers busy.
+  median runtime against timers in this process: ``triton.testing.do_bench`` on the same
+  kernel (its median, calls cycling through 8 seeded input sets, L2 flushed before every call:
+  as shipped, by zeroing a buffer, and with a flush that reads it and leaves L2 clean), the
+  judge's own quantity without its second process (``fresh_inputs.py``: K back-to-back calls
+  on fresh inputs after one flush, at the judge's K), and CUPTI's kernel durations in that
+  regime; and the spread (max/min - 1) of the repeated medians, quiet and while other
+  evaluations keep the judge's other workers busy.
 - ``throughput``: every bundled solution, ``--passes`` times, all submitted at once to one judge
   with ``--workers`` workers; evaluations per minute.
 - ``cost``: the bundled solutions one at a time on one worker; seconds per evaluation by phase.
@@ -71,6 +73,7 @@ def row(name: str, result: EvalResult) -> dict[str, Any]:
         "status": result.status.value,
         "message": result.message[:300],
         "median_ms": result.runtime.median_ms if result.runtime else None,
+        "runtime": result.runtime.model_dump() if result.runtime else None,
         "speedup_eager": result.speedup_eager,
         "phases": result.phases.model_dump(),
         "timing": timing.model_dump() if timing is not None else None,
@@ -81,18 +84,39 @@ def row(name: str, result: EvalResult) -> dict[str, Any]:
 # -- do_bench on the same kernel, in this (trusted, our own code) process -----------------------
 
 
-def do_bench_ms(name: str) -> float:
+SEEDS = 8  # input sets do_bench cycles through: a task's work may depend on its inputs
+
+
+def do_bench_ms(name: str, flush: str = "write") -> float:
+    """``triton.testing.do_bench``'s median over calls that cycle through ``SEEDS`` input sets.
+
+    ``flush="write"`` is do_bench as it ships: before every call it zeroes a buffer larger than
+    L2, so every call starts by writing back the lines that zeroing left dirty. ``"read"`` fills
+    L2 by reading that buffer instead, with clean lines no call has to write back (what the
+    judge's own flush does): the same timer without the write-back in every call."""
+    import itertools
+
     import torch
     import triton.testing
-    from fresh_inputs import solution_and_inputs
+    from fresh_inputs import input_sets, task_and_solution
+    from triton import runtime
 
-    model, inputs = solution_and_inputs(name)
-    with torch.no_grad():
-        return float(
-            triton.testing.do_bench(
-                lambda: model(*inputs), warmup=100, rep=500, return_mode="median"
+    task, model = task_and_solution(name)
+    sets = itertools.cycle(input_sets(task, SEEDS))
+    driver = runtime.driver.active
+    shipped = driver.clear_cache
+    if flush == "read":
+        sink = torch.empty(1, dtype=torch.int32, device="cuda")
+        driver.clear_cache = lambda cache: torch.amax(cache.view(-1), dim=0, out=sink[0])
+    try:
+        with torch.no_grad():
+            return float(
+                triton.testing.do_bench(
+                    lambda: model(*next(sets)), warmup=100, rep=500, return_mode="median"
+                )
             )
-        )
+    finally:
+        driver.clear_cache = shipped
 
 
 # -- the measurements ---------------------------------------------------------------------------
@@ -147,6 +171,7 @@ def independent_timers(out: dict) -> dict:
 
     for name in out:
         out[name]["do_bench_ms"] = do_bench_ms(name)
+        out[name]["do_bench_read_ms"] = do_bench_ms(name, flush="read")
         calls = [r["timing"]["calls_per_span"] for r in out[name]["quiet"] if r["timing"]]
         if calls:
             k = int(statistics.median(calls))
@@ -239,7 +264,8 @@ def summarize_sol(out: dict) -> None:
 
 def summarize_fidelity(out: dict) -> None:
     print(
-        f"{'task':26} {'judge ms':>10} {'do_bench':>10} {'ratio':>7} {'fresh K':>10} {'ratio':>7} "
+        f"{'task':26} {'judge ms':>10} {'do_bench':>10} {'ratio':>7} {'db read':>10} {'ratio':>7} "
+        f"{'fresh K':>10} {'ratio':>7} "
         f"{'CUPTI':>10} {'ratio':>7} {'quiet':>7} {'loaded':>7} {'K':>4} {'spans':>5} "
         f"{'handoff':>8} {'excess':>8}"
     )
@@ -254,12 +280,14 @@ def summarize_fidelity(out: dict) -> None:
         spread = lambda xs: (max(xs) / min(xs) - 1) * 100 if xs else float("nan")  # noqa: E731
         fresh = data.get("fresh_ms") or float("nan")
         cupti = data.get("cupti_ms") or float("nan")
+        read = data.get("do_bench_read_ms") or float("nan")
         excess = statistics.median(
             (r["timing"] or {}).get("fill_excess_ms", float("nan")) for r in data["quiet"]
         )
         print(
             f"{name:26} {median:10.4f} {data['do_bench_ms']:10.4f} "
-            f"{median / data['do_bench_ms']:7.3f} {fresh:10.4f} {median / fresh:7.3f} "
+            f"{median / data['do_bench_ms']:7.3f} {read:10.4f} {median / read:7.3f} "
+            f"{fresh:10.4f} {median / fresh:7.3f} "
             f"{cupti:10.4f} {median / cupti:7.3f} "
             f"{spread(quiet):6.2f}% {spread(loaded):6.2f}% "
             f"{timing.get('calls_per_span', '-'):>4} {timing.get('spans', '-'):>5} "
