@@ -228,7 +228,7 @@ class SpeedOfLight(BaseModel):
 class TimingDetail(BaseModel):
     """How ``runtime`` was measured (``docs/integrity.md``, "The clock")."""
 
-    method: str = "gated-spans-v2"
+    method: str = "gated-spans-v3"
     calls_per_span: int = Field(description="Calls of forward inside one timed span.")
     spans: int
     handoff_ms: float = Field(
@@ -239,7 +239,8 @@ class TimingDetail(BaseModel):
         default=0.0,
         description="Median per span: GPU time the candidate's process held while the judge "
         "copied the span's inputs in (its gate still closed), beyond what the null subject's "
-        "calibration took. Charged to the calls.",
+        "calibration took. What exceeds the allowance (settings: timing.fill_allowance_ms, "
+        "0.05 ms) is charged to the calls.",
     )
     synchronizing: bool = Field(
         default=False,
