@@ -7,6 +7,7 @@ from adaexplore_mcp.cli.adapt import adapt_command
 from adaexplore_mcp.cli.demo import demo_command
 from adaexplore_mcp.cli.drive import drive_command
 from adaexplore_mcp.cli.evaluate import eval_command
+from adaexplore_mcp.cli.profile import profile_command
 from adaexplore_mcp.cli.reeval import reeval_command
 from adaexplore_mcp.cli.report import report_command
 from adaexplore_mcp.cli.serve import serve_command
@@ -18,6 +19,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("eval")(eval_command)
+app.command("profile")(profile_command)
 app.command("serve")(serve_command)
 app.command("drive")(drive_command)
 app.command("demo")(demo_command)

@@ -181,6 +181,32 @@ class SandboxSettings(BaseModel):
     )
 
 
+class ProfileSettings(BaseModel):
+    """The optional Nsight Compute profile of a kernel (``profile_kernel``, ``adaexplore-mcp
+    profile``): informational, never a verdict."""
+
+    ncu: str | None = Field(
+        default=None,
+        description="The Nsight Compute command line (ncu): a path, or a name looked up on "
+        "PATH; default 'ncu' on PATH.",
+    )
+    timeout_s: float = Field(
+        default=120.0,
+        gt=0,
+        le=3600,
+        description="Wall-clock limit of one profile: ncu replays every launch several times.",
+    )
+    warmup_calls: int = Field(
+        default=2,
+        ge=1,
+        le=100,
+        description="Calls of forward before the profiled range (compiling, autotuning, caches).",
+    )
+    profiled_calls: int = Field(
+        default=2, ge=1, le=20, description="Calls of forward inside the profiled range."
+    )
+
+
 class JudgeSettings(BaseModel):
     """The local judge: where kernels run, how hard they are checked, how long they may take."""
 
@@ -239,6 +265,7 @@ class JudgeSettings(BaseModel):
     timing: TimingSettings = Field(default_factory=TimingSettings)
     integrity: IntegritySettings = Field(default_factory=IntegritySettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    profile: ProfileSettings = Field(default_factory=ProfileSettings)
 
     @field_validator("device")
     @classmethod

@@ -36,6 +36,7 @@ from mcp.types import (
 from pydantic import AnyUrl, ValidationError
 
 from adaexplore_mcp.judge import JudgeError, JudgeUnavailable, QueueFull
+from adaexplore_mcp.judge.profile import ProfileError, ProfileFailed, ProfilerUnavailable
 from adaexplore_mcp.mcp_server.error_codes import ErrorCode, ErrorInfo, ErrorPayload
 from adaexplore_mcp.mcp_server.listing import CursorError
 from adaexplore_mcp.memory import RuleTextError, UnknownRule
@@ -69,6 +70,8 @@ _CODES: tuple[tuple[type[Exception], ErrorCode], ...] = (
     (BudgetExhausted, ErrorCode.BUDGET_SPENT),
     (SearchError, ErrorCode.SEARCH_ERROR),
     (QueueFull, ErrorCode.QUEUE_FULL),
+    (ProfilerUnavailable, ErrorCode.JUDGE_UNAVAILABLE),
+    (ProfileFailed, ErrorCode.JUDGE_FAILED),
     (JudgeUnavailable, ErrorCode.JUDGE_UNAVAILABLE),
     (JudgeError, ErrorCode.JUDGE_FAILED),
     (RuleTextError, ErrorCode.INVALID_RULE),
@@ -102,6 +105,8 @@ def error_of(exc: BaseException) -> ErrorInfo | None:
 
 
 def _message(code: ErrorCode, exc: BaseException) -> str:
+    if isinstance(exc, ProfileError):  # its own words: what to install, or ncu's output
+        return str(exc)
     if code is ErrorCode.QUEUE_FULL:
         return (
             f"the judge's queue is full ({exc}); nothing was evaluated or recorded. Wait a few "

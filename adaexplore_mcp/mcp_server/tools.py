@@ -8,6 +8,8 @@ from typing import Annotated
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
+from adaexplore_mcp.judge.profile import ProfileReport
+from adaexplore_mcp.judge.profile.models import MAX_KERNELS
 from adaexplore_mcp.mcp_server.arguments import Code, OpsArg, PrecisionArg, TaskRef, tool
 from adaexplore_mcp.mcp_server.models import Evaluation, RulesPage, TaskDetail, TaskList
 from adaexplore_mcp.mcp_server.progress import with_progress
@@ -40,6 +42,9 @@ RuleTask = Annotated[
     ),
 ]
 Limit = Annotated[int, Field(ge=1, le=100, description="Most rules in one page.")]
+TopKernels = Annotated[
+    int, Field(ge=1, le=MAX_KERNELS, description="How many of the longest kernels to describe.")
+]
 TaskLimit = Annotated[int, Field(ge=1, le=200, description="Most tasks in one page.")]
 Cursor = Annotated[
     str | None,
@@ -123,6 +128,20 @@ def register_tools(server: MCPServer, bench: Workbench) -> None:
             ),
             interval_s=bench.settings.mcp.progress_interval_s,
         )
+
+    @tool(server, "Profile a kernel", read_only=True, idempotent=True)
+    async def profile_kernel(task: TaskRef, code: Code, top: TopKernels = 5) -> ProfileReport:
+        """Where a kernel's GPU time goes, from Nsight Compute (ncu), on servers whose GPU host
+        has it. Runs ModelNew.forward on the task's benchmark inputs a few times in the judge's
+        sandbox and returns, for the longest kernels (top, default 5): calls, total and mean
+        time, compute (SM) and memory throughput as % of peak, DRAM bandwidth %, achieved
+        occupancy, L2 hit rate, registers per thread, shared memory per block, grid and block
+        size, and whether it is bound by memory, compute or latency with a one-line hint.
+        Informational, never a verdict: outputs are not checked and nothing is recorded;
+        evaluate_kernel decides correctness and speed, so profile a kernel it found correct.
+        Takes tens of seconds (ncu replays each launch). Fails with judge_unavailable where ncu
+        or a GPU is missing."""
+        return await bench.profile(task, code, top=top)
 
     @tool(server, "Get rules", read_only=True, idempotent=True)
     async def get_rules(

@@ -15,6 +15,7 @@ from pathlib import Path
 import adaexplore_mcp
 from adaexplore_mcp.config import Ops, Precision, Settings
 from adaexplore_mcp.judge import Environment, EvalResult, Judge, ProgressCallback, open_judge
+from adaexplore_mcp.judge.profile import Profiler, ProfileReport
 from adaexplore_mcp.judge.result import kernel_hash
 from adaexplore_mcp.mcp_server.answers import Step
 from adaexplore_mcp.mcp_server.lazy_judge import LazyJudge
@@ -68,8 +69,10 @@ class Workbench:
         *,
         judge: Judge | None = None,
         memory: SkillMemory | None = None,
+        profiler: Profiler | None = None,
     ) -> None:
         self.settings = settings
+        self.profiler = profiler or Profiler(settings.judge, home=settings.home)
         self.store = Store(settings.database_path)
         self.memory = memory if memory is not None else open_memory(settings)
         self.judge = LazyJudge(judge if judge is not None else open_judge(settings))
@@ -201,6 +204,11 @@ class Workbench:
 
         key = ("evaluate", task.hash, kernel_hash(code), precision, ops, timeout_s)
         return await self.running.run(key, work, on_progress)  # type: ignore[return-value]
+
+    async def profile(self, ref: str, code: str, *, top: int = 5) -> ProfileReport:
+        """Nsight Compute's view of the kernel on this server's GPU: informational, recorded
+        nowhere."""
+        return await self.profiler.profile(self.task(ref), code, top=top)
 
     def get_rules(
         self,

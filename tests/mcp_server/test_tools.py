@@ -30,8 +30,17 @@ TOOLS = {
     "get_node",
     "best_kernel",
     "fork",
+    "profile_kernel",
 }
-READ_ONLY = {"list_tasks", "get_task", "get_rules", "list_searches", "get_tree", "get_node"}
+READ_ONLY = {
+    "list_tasks",
+    "get_task",
+    "get_rules",
+    "list_searches",
+    "get_tree",
+    "get_node",
+    "profile_kernel",
+}
 
 
 async def test_every_tool_is_described_typed_and_annotated(client: Client) -> None:
