@@ -8,7 +8,16 @@ import pytest
 from adaexplore_mcp.judge import Status
 from adaexplore_mcp.tasks import bundled_solution, get_bundled_task, parse_task
 
-from .exploits import EXPLOITS, GPU_EXPLOITS, IDENTITY_TASK, SIDE_STREAM, Exploit, touching
+from .exploits import (
+    BEFORE_THE_GATE,
+    EXPLOITS,
+    GPU_EXPLOITS,
+    IDENTITY_TASK,
+    PADDED,
+    SIDE_STREAM,
+    Exploit,
+    touching,
+)
 from .test_gpu import _has_gpu, gpu_judge  # noqa: F401  (the module's GPU judge fixture)
 from .test_integrity import assert_caught
 
@@ -46,6 +55,20 @@ def test_work_left_on_a_side_stream_gains_little(gpu_judge):  # noqa: F811
     assert honest.status is Status.CORRECT, honest.message
     if side.status is Status.CORRECT:
         assert side.runtime.median_ms >= 0.95 * honest.runtime.median_ms, side.message
+
+
+def test_work_done_before_the_gate_opens_is_charged(gpu_judge):  # noqa: F811
+    """forward may launch work on a stream the gate does not hold; it runs while the judge
+    copies the span's inputs in, before the clock starts. The copy then takes longer than the
+    calibration's, and what exceeds the allowance is charged to the calls: moving the work
+    there must not make the kernel faster than doing it in the call."""
+    judge, _ = gpu_judge
+    padded = judge.evaluate(TASKS["softmax"], PADDED)
+    hidden = judge.evaluate(TASKS["softmax"], BEFORE_THE_GATE)
+    assert padded.status is Status.CORRECT, padded.message
+    assert hidden.status is not Status.CORRECT or (
+        hidden.runtime.median_ms >= 0.9 * padded.runtime.median_ms
+    ), f"{hidden.runtime.median_ms} against {padded.runtime.median_ms}: {hidden.message}"
 
 
 def test_stale_memory_never_passes_on_a_gpu(gpu_judge):  # noqa: F811
