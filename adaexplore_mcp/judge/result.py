@@ -242,6 +242,12 @@ class TimingDetail(BaseModel):
         "calibration took. What exceeds the allowance (settings: timing.fill_allowance_ms, "
         "0.05 ms) is charged to the calls.",
     )
+    held_ms: float = Field(
+        default=0.0,
+        description="Median per span: GPU time the candidate's process took while the judge "
+        "held the GPU waiting for it to enqueue its calls (work on streams the gate does not "
+        "hold), beyond the calibration's. Charged with fill_excess_ms beyond the allowance.",
+    )
     synchronizing: bool = Field(
         default=False,
         description="forward waited on the GPU itself, so its host time is inside the spans.",

@@ -118,7 +118,12 @@ def test_spans_are_planned_within_time_and_memory(per_call_ms, call_bytes, calls
 
 
 def span(
-    *, gated_ms: float, fill_ms: float, handoff: Handoff, fill_allowance_ms: float = 0.0
+    *,
+    gated_ms: float,
+    fill_ms: float,
+    handoff: Handoff,
+    fill_allowance_ms: float = 0.0,
+    held_ms: float = 0.0,
 ) -> SpanResult:
     return SpanResult(
         span_ms=gated_ms,
@@ -129,6 +134,7 @@ def span(
         synchronizing=False,
         signals=None,  # type: ignore[arg-type]
         inputs_modified=False,
+        held_ms=held_ms,
         fill_allowance_ms=fill_allowance_ms,
     )
 
@@ -146,6 +152,15 @@ def test_gpu_time_the_subject_takes_while_its_gate_is_closed_is_charged_to_its_c
     busy = span(gated_ms=0.10, fill_ms=2.80, handoff=handoff, fill_allowance_ms=0.05)
     assert busy.fill_excess_ms == pytest.approx(1.0)
     assert busy.per_call_ms(7) == pytest.approx((0.10 + 0.95 - 0.02) / 7)
+
+
+def test_gpu_time_the_subject_takes_while_it_arms_its_calls_is_charged_to_them():
+    """Work launched on an ungated stream while the subject's host enqueues its calls preempts
+    the judge's hold (trusted.hold); what it took beyond the calibration's is counted."""
+    handoff = Handoff(gated_ms=0.29, fill_ms=1.00, held_ms=0.01)
+    busy = span(gated_ms=1.10, fill_ms=1.00, handoff=handoff, held_ms=0.76, fill_allowance_ms=0.05)
+    assert busy.held_excess_ms == pytest.approx(0.75)
+    assert busy.per_call_ms(9) == pytest.approx((1.10 + 0.70 - 0.29) / 9)
 
 
 def test_the_copy_excess_an_honest_subject_shows_is_not_charged():

@@ -135,6 +135,7 @@ def detail(measurement, profile: Profile | None) -> TimingDetail:
         spans=measurement.spans,
         handoff_ms=statistics.median(measurement.handoff_ms),
         fill_excess_ms=statistics.median(measurement.fill_excess_ms),
+        held_ms=statistics.median(measurement.held_excess_ms),
         synchronizing=measurement.synchronizing,
         host=stats(measurement.host_ms) if measurement.host_ms else None,
         kernels=kernels,

@@ -22,6 +22,12 @@ the calibration: whatever the span's copy took beyond the calibration's is GPU t
 subject's context held while its gate was closed, and what exceeds an allowance is charged to
 the calls. A span's time per call is (gated + charged copy excess - handoff) / K.
 
+Before the copy there is a wait: the subject's host enqueues its calls after it is asked to,
+while the GPU would sit idle, free for work the subject launches on a stream the gate does not
+hold. The trusted process keeps the GPU busy through that wait with a *hold* (``trusted.hold``)
+that measures the GPU time other contexts take from it; beyond the calibration's, that time is
+charged like the copy excess.
+
 The allowance exists because an honest subject's copy excess is not zero: on an H200 it was
 0.001-0.048 ms a span (median per evaluation, bundled solutions), whatever the span's size,
 while the calibration's own copy varies little. Charging all of it added 1-4% to every median
@@ -43,6 +49,7 @@ import torch
 
 from adaexplore_mcp.config import TimingSettings
 from adaexplore_mcp.judge.result import RuntimeStats
+from adaexplore_mcp.judge.trusted.hold import Hold
 from adaexplore_mcp.judge.trusted.link import Link, SubjectLost
 from adaexplore_mcp.judge.wire import cuda
 from adaexplore_mcp.judge.wire.ipc import ALIGN, LentArena, storage_bytes
@@ -90,6 +97,7 @@ class Gpu:
         self.stream = torch.cuda.Stream(self.device)
         self.side = torch.cuda.Stream(self.device)
         self._warm()
+        self.hold = Hold(self.device, self.stream)
 
     def _warm(self) -> None:
         """Load this process's own kernels now: a kernel loaded lazily inside a span would keep
@@ -157,6 +165,7 @@ class Handoff:
 
     gated_ms: float
     fill_ms: float
+    held_ms: float = 0.0  # GPU time other contexts took while the null subject armed
 
 
 @dataclass
@@ -169,6 +178,7 @@ class SpanResult:
     synchronizing: bool
     signals: Signals
     inputs_modified: bool
+    held_ms: float = 0.0  # GPU time other contexts took while the subject armed
     fill_allowance_ms: float = 0.0
 
     @property
@@ -181,9 +191,15 @@ class SpanResult:
         return max(self.fill_ms - self.handoff.fill_ms, 0.0)
 
     @property
+    def held_excess_ms(self) -> float:
+        """GPU time the subject's context took while the judge held the GPU for it to arm."""
+        return max(self.held_ms - self.handoff.held_ms, 0.0)
+
+    @property
     def charged_excess_ms(self) -> float:
-        """The part of the copy excess beyond what honest subjects show: counted as calls."""
-        return max(self.fill_excess_ms - self.fill_allowance_ms, 0.0)
+        """The GPU time the subject took before its gate opened, beyond what honest subjects
+        show: counted as calls."""
+        return max(self.fill_excess_ms + self.held_excess_ms - self.fill_allowance_ms, 0.0)
 
     def per_call_ms(self, calls: int) -> float:
         return max(self.span_ms + self.charged_excess_ms - self.handoff_ms, 0.0) / calls
@@ -194,6 +210,7 @@ class Measurement:
     per_call_ms: list[float] = field(default_factory=list)
     handoff_ms: list[float] = field(default_factory=list)
     fill_excess_ms: list[float] = field(default_factory=list)
+    held_excess_ms: list[float] = field(default_factory=list)
     host_ms: list[float] = field(default_factory=list)
     calls_per_span: int = 1
     synchronizing: bool = False
@@ -243,17 +260,22 @@ class SpanTimer:
             value=self.value,
             compiled=self.compiled,
         )
-        started = time.perf_counter()
-        self.subject.send(request, payload)
-        # once a forward has shown it waits on the GPU, the gate opens without waiting long
-        armed = self._armed(self.subject, patience_s=0.05 if self.synchronizing else None)
-        host_s = time.perf_counter() - started
-        if armed is not None:  # map what the outputs live in now: nothing may wait in the span
-            self._map(armed)
-        start, opened, end, taken = (torch.cuda.Event(enable_timing=True) for _ in range(4))
-        self.gpu.stream.wait_stream(torch.cuda.current_stream())  # the staged inputs
+        self.gpu.hold.start()  # the GPU stays ours until the span is enqueued (trusted.hold)
+        try:
+            started = time.perf_counter()
+            self.subject.send(request, payload)
+            # once a forward has shown it waits on the GPU, the gate opens without waiting long
+            armed = self._armed(self.subject, patience_s=0.05 if self.synchronizing else None)
+            host_s = time.perf_counter() - started
+            if armed is not None:  # map what the outputs live in now: nothing may wait in the span
+                self._map(armed)
+            start, opened, end, taken = (torch.cuda.Event(enable_timing=True) for _ in range(4))
+            self.gpu.stream.wait_stream(torch.cuda.current_stream())  # the staged inputs
+            with torch.cuda.stream(self.gpu.stream):
+                self._enqueue(start, opened, end, used, self._words)
+        finally:
+            self.gpu.hold.release()
         with torch.cuda.stream(self.gpu.stream):
-            self._enqueue(start, opened, end, used, self._words)
             synchronizing = armed is None
             if armed is None:  # forward waits on the GPU: its answer comes once the gate is open
                 armed = self._armed(self.subject, patience_s=SPAN_DEADLINE_S)
@@ -263,6 +285,7 @@ class SpanTimer:
             outputs = self._take(armed)
             taken.record()
         self._wait(taken, self._words + 4)
+        held_ms = self.gpu.hold.stolen_ms()
         # a synchronizing forward ran its host code inside the span: it ends with the outputs
         span_ms = opened.elapsed_time(taken if synchronizing else end)
         fill_ms = start.elapsed_time(opened)
@@ -279,6 +302,7 @@ class SpanTimer:
             synchronizing=synchronizing,
             signals=armed[0].signals,
             inputs_modified=modified,
+            held_ms=held_ms,
             fill_allowance_ms=self.settings.fill_allowance_ms,
         )
 
@@ -363,18 +387,26 @@ class SpanTimer:
 
     def _handoff(self, used: int) -> Handoff:
         """The same T-side work as a span, with the null subject doing one tiny kernel."""
-        self.calibrator.send(
-            ArmRequest(variant="null", calls=[[]], gate=self._null_gate, value=self.value)
-        )
-        armed = self._armed(self.calibrator)
-        start, opened, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
-        with torch.cuda.stream(self.gpu.stream):
-            self._enqueue(start, opened, end, used, self._null_words)
+        self.gpu.hold.start()
+        try:
+            self.calibrator.send(
+                ArmRequest(variant="null", calls=[[]], gate=self._null_gate, value=self.value)
+            )
+            armed = self._armed(self.calibrator)
+            start, opened, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
+            with torch.cuda.stream(self.gpu.stream):
+                self._enqueue(start, opened, end, used, self._null_words)
+        finally:
+            self.gpu.hold.release()
         if armed is None and self._armed(self.calibrator, patience_s=SPAN_DEADLINE_S) is None:
             raise SubjectLost(self.calibrator.role, "did not arm its span")
         self._wait(end, self._null_words + 4)
         self.calibrator.ask(ReleaseRequest(), expect=OkAnswer)
-        return Handoff(gated_ms=opened.elapsed_time(end), fill_ms=start.elapsed_time(opened))
+        return Handoff(
+            gated_ms=opened.elapsed_time(end),
+            fill_ms=start.elapsed_time(opened),
+            held_ms=self.gpu.hold.stolen_ms(),
+        )
 
 
 def plan_calls(
@@ -435,6 +467,7 @@ def run_spans(
         measurement.per_call_ms.append(result.per_call_ms(calls))
         measurement.handoff_ms.append(result.handoff_ms)
         measurement.fill_excess_ms.append(result.fill_excess_ms)
+        measurement.held_excess_ms.append(result.held_excess_ms)
         measurement.host_ms.append(result.host_s * 1e3 / calls)
     measurement.synchronizing = timer.synchronizing
     return measurement

@@ -1,0 +1,78 @@
+"""Holding the GPU while a subject arms its calls, and seeing what it ran meanwhile.
+
+Between asking a subject to arm a span and opening its gate, the trusted process waits for the
+subject's host to enqueue K calls: a fraction of a millisecond in which the GPU would be idle.
+Work the subject launches there on a stream the gate does not hold (zeroing a workspace the
+gated calls then use, say) would run before the clock starts and cost the calls nothing: on an
+H100, 0.75 ms a span of it went uncounted (``tests/judge/test_gpu_integrity.py``).
+
+So the trusted process enqueues a *hold* before it asks: one program that spins on a word until
+the trusted process has enqueued the span behind it. The GPU time-slices between contexts, so
+the subject's work can still run, but only by preempting the hold, and a preemption shows as a
+gap in the hold's reading of the global timer. The gaps, summed, are the GPU time the subject
+took while the judge waited; the clock charges them like the copy excess.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from adaexplore_mcp.judge.wire import cuda
+
+# A loop iteration of the hold (a volatile load and a timer read) takes well under a
+# microsecond; a longer gap between two readings is another context's turn on the GPU.
+PREEMPTION_NS = 3_000
+
+
+@triton.jit
+def _global_ns():
+    return tl.inline_asm_elementwise(
+        "mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1
+    )
+
+
+@triton.jit
+def hold_kernel(word_ptr, value, stolen_ptr, PREEMPTION: tl.constexpr):
+    previous = _global_ns()
+    stolen = previous * 0
+    while tl.load(word_ptr, volatile=True) < value:
+        now = _global_ns()
+        gap = now - previous
+        stolen += tl.where(gap > PREEMPTION, gap, 0)
+        previous = now
+    tl.store(stolen_ptr, stolen)
+
+
+class Hold:
+    """One hold at a time on ``stream``: ``start`` before asking the subject to arm, ``release``
+    once the span is enqueued behind it (always: a hold never released stalls the stream)."""
+
+    def __init__(self, device: torch.device, stream: torch.cuda.Stream) -> None:
+        self.stream = stream
+        self.releaser = torch.cuda.Stream(device)
+        self.word = torch.zeros(1, dtype=torch.int32, device=device)
+        self.stolen = torch.zeros(1, dtype=torch.int64, device=device)
+        self.value = 0
+        self.held = False
+        self.start()  # compiled and loaded now, not inside a span
+        self.release()
+        torch.cuda.synchronize(device)
+
+    def start(self) -> None:
+        self.value += 1
+        with torch.cuda.stream(self.stream):
+            hold_kernel[(1,)](
+                self.word, self.value, self.stolen, PREEMPTION=PREEMPTION_NS, num_warps=1
+            )
+        self.held = True
+
+    def release(self) -> None:
+        if self.held:
+            cuda.write_value(self.releaser.cuda_stream, self.word.data_ptr(), self.value)
+            self.held = False
+
+    def stolen_ms(self) -> float:
+        """GPU time other contexts took during the last hold (read after the stream passed it)."""
+        return float(self.stolen.item()) / 1e6
