@@ -15,7 +15,6 @@ checkers and readers; ``tests/test_lazy_exports.py`` checks that they agree with
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -33,7 +32,10 @@ def lazy_exports(
         if where is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         module, _, attribute = where.partition(":")
-        value = getattr(importlib.import_module(f"{package}.{module}"), attribute or name)
+        # the import statement's machinery, not importlib.import_module: `python -X importtime`
+        # (benchmarks/mcp_initialize.py) reports only modules imported through it
+        __import__(f"{package}.{module}")
+        value = getattr(sys.modules[f"{package}.{module}"], attribute or name)
         # bound on the package, so the next lookup of this name does not come here
         setattr(sys.modules[package], name, value)
         return value
