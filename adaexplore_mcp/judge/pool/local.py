@@ -47,6 +47,7 @@ from adaexplore_mcp.tasks import Task, TaskError
 
 log = logging.getLogger(__name__)
 
+
 class LocalJudge:
     def __init__(self, settings: JudgeSettings, *, home: Path, store: Store | None = None) -> None:
         self.settings = settings
