@@ -43,4 +43,11 @@ def lazy_exports(
     def __dir__() -> list[str]:
         return sorted({*vars(sys.modules[package]), *exports})
 
+    # A name that is also the name of its module (memory's `signature`) is resolved now: the
+    # import system binds a submodule to its name on the package when the submodule is first
+    # imported, from wherever, and the name would then be the module instead.
+    for name, where in exports.items():
+        if where.partition(":")[0].rpartition(".")[2] == name:
+            __getattr__(name)
+
     return __getattr__, __dir__
