@@ -5,8 +5,9 @@
 Starts the real server over stdio with the SDK's client (the initialize handshake, as Claude
 Code and the Inspector connect) in one ADAEXPLORE_HOME, --runs times: the first run creates the
 database, the later ones find it there (the starter memory is installed when the first tool call
-that reads the memory, which no run makes). Prints the time from spawning the process to the
-answer of `initialize`, and of the `tools/list` after it, for each run, and their medians.
+that needs the memory builds it, and no run makes one). Prints the time from spawning the
+process to the answer of `initialize`, and of the `tools/list` after it, for each run, and their
+medians.
 
 Then, once more under `python -X importtime`, the imports that cost the most before the server
 answered: the --imports slowest packages and modules (their own code, without what they import),
