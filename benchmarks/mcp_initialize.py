@@ -3,9 +3,11 @@
     python benchmarks/mcp_initialize.py --runs 5 --imports 15
 
 Starts the real server over stdio with the SDK's client (the initialize handshake, as Claude
-Code and the Inspector connect) in one ADAEXPLORE_HOME, --runs times: the first run installs the
-starter memory, the later ones find it there. Prints the time from spawning the process to the
-answer of `initialize`, and of the `tools/list` after it, for each run, and their medians.
+Code and the Inspector connect) in one ADAEXPLORE_HOME, --runs times: the first run creates the
+database, the later ones find it there (the starter memory is installed when the first tool call
+that needs the memory builds it, and no run makes one). Prints the time from spawning the
+process to the answer of `initialize`, and of the `tools/list` after it, for each run, and their
+medians.
 
 Then, once more under `python -X importtime`, the imports that cost the most before the server
 answered: the --imports slowest packages and modules (their own code, without what they import),
@@ -95,7 +97,7 @@ def main() -> None:
         initialize, listing = asyncio.run(once(home))
         times.append((initialize, listing))
         print(f"{run:3} {initialize:13.3f} {listing:13.3f}", flush=True)
-    later = times[1:] or times  # the first run also installs the starter memory
+    later = times[1:] or times  # the first run also creates the database
     print(
         f"median {statistics.median(t[0] for t in later):10.3f} "
         f"{statistics.median(t[1] for t in later):13.3f}  (runs 2 on)"

@@ -1,24 +1,20 @@
-"""What every command shares: consoles, exit codes, options, settings and the judge's lifetime."""
+"""What every command shares: consoles, exit codes, options and settings. (The judge's lifetime
+is in ``judging.py``: `serve` imports this module, and its judge starts on the first tool call.)"""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
 from enum import StrEnum
-from typing import Annotated, TypeVar
+from typing import Annotated
 
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-from adaexplore_mcp.config import Settings, is_ray_address
-from adaexplore_mcp.judge import Judge, JudgeError, open_judge
-from adaexplore_mcp.judge.devices import parse_device_spec
+from adaexplore_mcp.config import Settings
 from adaexplore_mcp.tasks import Task, TaskError, resolve_task
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
-T = TypeVar("T")
 
 EXIT_USAGE = 2
 EXIT_JUDGE = 3
@@ -85,48 +81,6 @@ def settings_with(
     if remote:
         settings = settings.model_copy(update={"remote": settings.remote.model_copy(update=remote)})
     return settings
-
-
-def request_device(settings: Settings, device: str | None) -> str | None:
-    """The device an evaluation names: a local judge was started on --device already; a judge
-    service picks its least busy device unless one is named."""
-    if not settings.remote.url or device is None:
-        return None
-    spec = parse_device_spec(device)
-    if spec.kind == "cpu":
-        return "cpu"
-    if spec.indices is not None and len(spec.indices) == 1:
-        return f"cuda:{spec.indices[0]}"
-    if spec.indices is not None:
-        raise fail("with --judge, --device names one device (cpu or cuda:N), or none")
-    return None
-
-
-def with_judge(settings: Settings, work: Callable[[Judge], Awaitable[T]]) -> T:
-    async def main() -> T:
-        where = _judge_named(settings.remote.url)
-        with err.status(f"starting {where}…"):
-            judge = open_judge(settings)
-            await judge.start()
-        try:
-            return await work(judge)
-        finally:
-            await judge.close()
-
-    try:
-        return asyncio.run(main())
-    except TaskError as exc:
-        raise fail(str(exc)) from None
-    except JudgeError as exc:
-        raise fail(f"the judge could not run: {exc}", EXIT_JUDGE) from None
-    except ValueError as exc:
-        raise fail(str(exc)) from None
-
-
-def _judge_named(url: str | None) -> str:
-    if is_ray_address(url):
-        return "the judge actors on the Ray cluster" + ("" if url == "ray" else f" at {url}")
-    return f"the judge service at {url}" if url else "the judge"
 
 
 def load_task(name_or_path: str) -> Task:

@@ -26,10 +26,9 @@ from adaexplore_mcp.cli.common import (
     err,
     fail,
     out,
-    request_device,
     settings_with,
-    with_judge,
 )
+from adaexplore_mcp.cli.judging import request_device, with_judge
 from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.judge import Judge
 from adaexplore_mcp.problem_set import (

@@ -17,11 +17,10 @@ from adaexplore_mcp.cli.common import (
     fail,
     load_task,
     out,
-    request_device,
     settings_with,
-    with_judge,
 )
 from adaexplore_mcp.cli.eval_set import FastPOption, JobsOption, OutOption, eval_set
+from adaexplore_mcp.cli.judging import request_device, with_judge
 from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.judge import EvalResult, Judge, Phase, Status
 from adaexplore_mcp.judge.service.api import MAX_SOURCE_CHARS

@@ -15,10 +15,9 @@ from adaexplore_mcp.cli.common import (
     JudgeUrlOption,
     err,
     fail,
-    request_device,
     settings_with,
-    with_judge,
 )
+from adaexplore_mcp.cli.judging import request_device, with_judge
 from adaexplore_mcp.cli.stats import print_stats
 from adaexplore_mcp.config import Settings
 from adaexplore_mcp.judge import Judge

@@ -17,10 +17,9 @@ from adaexplore_mcp.cli.common import (
     fail,
     load_task,
     out,
-    request_device,
     settings_with,
-    with_judge,
 )
+from adaexplore_mcp.cli.judging import request_device, with_judge
 from adaexplore_mcp.judge import Judge
 from adaexplore_mcp.tasks import (
     bundled_solution,

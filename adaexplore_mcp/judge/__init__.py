@@ -3,49 +3,76 @@
 Each evaluation runs in processes of its own: the candidate's and the task's, sandboxed, and a
 trusted one that imports neither, draws the seeds, compares, keeps the clock and writes the
 verdict (``docs/integrity.md``). Candidate code never runs in the calling process; importing
-this package does not import torch.
+this package imports none of its modules (``adaexplore_mcp.lazy_exports``): ``EvalResult``
+costs its models, ``open_judge`` the local pool, and nothing here imports torch.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from adaexplore_mcp.judge.checks import Check
-from adaexplore_mcp.judge.interface import Judge, open_judge
-from adaexplore_mcp.judge.outcomes import JudgeError
-from adaexplore_mcp.judge.pool.baselines import Baseline
-from adaexplore_mcp.judge.pool.lane import JudgeUnavailable, LaneStatus, QueueFull
-from adaexplore_mcp.judge.pool.local import LocalJudge, ProgressCallback
-from adaexplore_mcp.judge.result import (
-    Correctness,
-    Environment,
-    ErrorDetail,
-    EvalResult,
-    IntegrityFlag,
-    LintFinding,
-    LintReport,
-    Mismatch,
-    Phase,
-    PhaseTimes,
-    RuntimeStats,
-    SandboxReport,
-    SpeedOfLight,
-    Status,
-    TaskWork,
-    TimingDetail,
-)
-from adaexplore_mcp.judge.roofline import speed_of_light_line
+from adaexplore_mcp.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from adaexplore_mcp.judge.checks import Check
+    from adaexplore_mcp.judge.exceptions import JudgeError, JudgeUnavailable, QueueFull
+    from adaexplore_mcp.judge.interface import Judge, open_judge
+    from adaexplore_mcp.judge.pool.baselines import Baseline
+    from adaexplore_mcp.judge.pool.lane import LaneStatus
+    from adaexplore_mcp.judge.pool.local import LocalJudge
+    from adaexplore_mcp.judge.result import (
+        Correctness,
+        Environment,
+        ErrorDetail,
+        EvalResult,
+        IntegrityFlag,
+        LintFinding,
+        LintReport,
+        Mismatch,
+        Phase,
+        PhaseTimes,
+        ProgressCallback,
+        RuntimeStats,
+        SandboxReport,
+        SpeedOfLight,
+        Status,
+        TaskWork,
+        TimingDetail,
+    )
+    from adaexplore_mcp.judge.roofline import speed_of_light_line
     from adaexplore_mcp.judge.service.client import RemoteJudge
 
-
-def __getattr__(name: str) -> Any:
-    # the judge service's client (httpx) is imported by who talks to a judge service
-    if name == "RemoteJudge":
-        from adaexplore_mcp.judge.service.client import RemoteJudge
-
-        return RemoteJudge
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Baseline": "pool.baselines",
+        "Check": "checks",
+        "Correctness": "result",
+        "Environment": "result",
+        "ErrorDetail": "result",
+        "EvalResult": "result",
+        "IntegrityFlag": "result",
+        "Judge": "interface",
+        "JudgeError": "exceptions",
+        "JudgeUnavailable": "exceptions",
+        "LaneStatus": "pool.lane",
+        "LintFinding": "result",
+        "LintReport": "result",
+        "LocalJudge": "pool.local",
+        "Mismatch": "result",
+        "Phase": "result",
+        "PhaseTimes": "result",
+        "ProgressCallback": "result",
+        "QueueFull": "exceptions",
+        "RemoteJudge": "service.client",
+        "RuntimeStats": "result",
+        "SandboxReport": "result",
+        "SpeedOfLight": "result",
+        "Status": "result",
+        "TaskWork": "result",
+        "TimingDetail": "result",
+        "open_judge": "interface",
+        "speed_of_light_line": "roofline",
+    },
+)
 
 __all__ = [
     "Baseline",

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from adaexplore_mcp.judge import messages
+from adaexplore_mcp.judge.exceptions import JudgeError
 from adaexplore_mcp.judge.result import ErrorDetail, EvalResult, Phase, Status, kernel_hash
 from adaexplore_mcp.judge.wire.jobs import ChildOutcome
 from adaexplore_mcp.tasks import Task, TaskError
-
-
-class JudgeError(RuntimeError):
-    """The judge itself could not produce a verdict (not the candidate's fault)."""
 
 
 def report_body(outcome: ChildOutcome, expected_kind: str, task: Task | None) -> dict:

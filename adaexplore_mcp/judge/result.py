@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Literal
 
@@ -26,6 +27,10 @@ class Phase(StrEnum):
     CHECKING = "checking"
     TIMING = "timing"
     DONE = "done"
+
+
+# what an evaluation reports as it goes: the phase it entered and the seconds since it was asked
+ProgressCallback = Callable[[Phase, float], None]
 
 
 class ShapeError(BaseModel):

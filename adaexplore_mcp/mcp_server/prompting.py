@@ -9,21 +9,25 @@ virtual loss, no budget.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from adaexplore_mcp.config import Ops
-from adaexplore_mcp.mcp_server.searches import search_context
+from adaexplore_mcp.config import Ops, SearchSettings
+from adaexplore_mcp.judge import EvalResult
 from adaexplore_mcp.mcp_server.selection import PoolKernel
-from adaexplore_mcp.memory import FailureExample, SkillMemory
+from adaexplore_mcp.memory import FailureExample, MemoryContext
+from adaexplore_mcp.memory.context import gpu_arch_of
 from adaexplore_mcp.prompts import render
 from adaexplore_mcp.search_engine import (
     Action,
     InvalidStep,
     MemoryEntry,
     PoolEntry,
-    SearchEngine,
 )
 from adaexplore_mcp.tasks import Task
+
+if TYPE_CHECKING:  # built by domain.py on the first tool call, after `initialize`
+    from adaexplore_mcp.memory import SkillMemory
+    from adaexplore_mcp.search_engine import SearchEngine
 
 AnswerWith = Literal["tool", "text"]
 
@@ -79,6 +83,17 @@ def large_step_variables(
 ) -> dict[str, Any]:
     """``large_step.txt``'s variables: the common ones plus ``pool``."""
     return _common(task, search_id, node_id, rules, answer_with, ops) | {"pool": pool}
+
+
+def search_context(settings: SearchSettings, judged: EvalResult | None) -> MemoryContext:
+    """Where the rules and lessons for a step of a search apply: its policies and the GPU that
+    judged the kernel (none before a kernel was judged)."""
+    env = judged.environment if judged is not None else None
+    return MemoryContext(
+        precision=settings.precision,
+        ops=settings.ops,
+        gpu_arch=gpu_arch_of(env.capability, interpreter=env.interpreter) if env else None,
+    )
 
 
 class StepPrompts:

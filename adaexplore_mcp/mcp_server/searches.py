@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from adaexplore_mcp.config import Ops, Precision, SearchSettings, Settings
 from adaexplore_mcp.judge import EvalResult, ProgressCallback
@@ -18,27 +19,25 @@ from adaexplore_mcp.mcp_server.listing import (
     encode_cursor,
 )
 from adaexplore_mcp.mcp_server.models import Evaluation, Released
+from adaexplore_mcp.mcp_server.prompting import search_context
 from adaexplore_mcp.mcp_server.running import RunningSteps
 from adaexplore_mcp.mcp_server.selection import NodeSelection, build_selection
-from adaexplore_mcp.memory import (
-    AddFailureResult,
-    Measured,
-    PerformanceMemory,
-    RuleHit,
-    SkillMemory,
-)
-from adaexplore_mcp.memory.context import MemoryContext, gpu_arch_of
+from adaexplore_mcp.memory import AddFailureResult, Measured, RuleHit
+from adaexplore_mcp.memory.context import MemoryContext
 from adaexplore_mcp.search_engine import (
     BestKernel,
     Budget,
     Edit,
     NodeView,
-    SearchEngine,
     SearchInfo,
     TreeView,
 )
 from adaexplore_mcp.search_engine.steps import StepRequest
 from adaexplore_mcp.tasks import Task
+
+if TYPE_CHECKING:  # built by domain.py on the first tool call, after `initialize`
+    from adaexplore_mcp.memory import PerformanceMemory, SkillMemory
+    from adaexplore_mcp.search_engine import SearchEngine
 
 log = logging.getLogger(__name__)
 
@@ -299,15 +298,6 @@ class Searches:
         return await self.engine.best_kernel(
             search_id, remeasure=remeasure, on_progress=on_progress
         )
-
-
-def search_context(settings: SearchSettings, judged: EvalResult | None) -> MemoryContext:
-    env = judged.environment if judged is not None else None
-    return MemoryContext(
-        precision=settings.precision,
-        ops=settings.ops,
-        gpu_arch=gpu_arch_of(env.capability, interpreter=env.interpreter) if env else None,
-    )
 
 
 def _measured(node: NodeView, settings: SearchSettings) -> Measured | None:

@@ -4,21 +4,25 @@ It owns the judge (started on the first evaluation), the skill memory and the se
 all over one ``ADAEXPLORE_HOME``, and adds the little the tools need on top of them: task lookup
 by name or path, the active rules next to a selection, and failures recorded in the memory as
 the judge reports them. It knows nothing of MCP; ``server.py`` translates.
+
+Only the store is opened when the workbench is made (so a database this version cannot read
+stops `serve` at once); the memory, the judge and the search engine are built by the first tool
+call that needs one (``domain.py``), so that `serve` answers `initialize` without importing them.
 """
 
 from __future__ import annotations
 
 import difflib
 import logging
+import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import adaexplore_mcp
 from adaexplore_mcp.config import Ops, Precision, Settings
-from adaexplore_mcp.judge import Environment, EvalResult, Judge, ProgressCallback, open_judge
-from adaexplore_mcp.judge.profile import Profiler, ProfileReport
+from adaexplore_mcp.judge import Environment, EvalResult, ProgressCallback
 from adaexplore_mcp.judge.result import kernel_hash
 from adaexplore_mcp.mcp_server.answers import Step
-from adaexplore_mcp.mcp_server.lazy_judge import LazyJudge
 from adaexplore_mcp.mcp_server.listing import (
     decode_cursor,
     encode_cursor,
@@ -31,19 +35,8 @@ from adaexplore_mcp.mcp_server.models import (
     TaskList,
     TaskSummary,
 )
-from adaexplore_mcp.mcp_server.prompting import StepPrompts
 from adaexplore_mcp.mcp_server.running import RunningSteps
-from adaexplore_mcp.mcp_server.searches import Searches
-from adaexplore_mcp.memory import (
-    AddFailureResult,
-    FailureReport,
-    PerformanceMemory,
-    SkillMemory,
-    open_memory,
-)
-from adaexplore_mcp.search_engine import (
-    SearchEngine,
-)
+from adaexplore_mcp.memory import AddFailureResult, FailureReport
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import (
     Task,
@@ -52,6 +45,16 @@ from adaexplore_mcp.tasks import (
     resolve_task,
     solution_names,
 )
+
+if TYPE_CHECKING:
+    from adaexplore_mcp.judge import Judge
+    from adaexplore_mcp.judge.profile import Profiler, ProfileReport
+    from adaexplore_mcp.mcp_server.domain import Domain
+    from adaexplore_mcp.mcp_server.lazy_judge import LazyJudge
+    from adaexplore_mcp.mcp_server.prompting import StepPrompts
+    from adaexplore_mcp.mcp_server.searches import Searches
+    from adaexplore_mcp.memory import SkillMemory
+    from adaexplore_mcp.search_engine import SearchEngine
 
 log = logging.getLogger(__name__)
 
@@ -72,39 +75,69 @@ class Workbench:
         profiler: Profiler | None = None,
     ) -> None:
         self.settings = settings
-        self.profiler = profiler or Profiler(settings.judge, home=settings.home)
+        self._profiler = profiler
         self.store = Store(settings.database_path)
-        self.memory = memory if memory is not None else open_memory(settings)
-        self.judge = LazyJudge(judge if judge is not None else open_judge(settings))
-        self.engine = SearchEngine(self.store, self.judge, settings.search)
-        self.prompts = StepPrompts(self.engine, self.memory)
         self._recorded = set(settings.mcp.record_failures)
         # evaluations in flight, by what they evaluate: a request that goes away leaves its
         # evaluation running, and the same request sent again joins it
         self.running: RunningSteps[Step | Evaluation] = RunningSteps()
-        self.searches = Searches(
-            settings,
-            self.engine,
-            self.memory,
-            self.running,
-            lessons=PerformanceMemory(self.store, settings.memory),
-            task=self.task,
-            task_name=self._task_name,
-            remember=self._remember,
-        )
+        self._lent_judge = judge
+        self._lent_memory = memory
+        self._domain: Domain | None = None
+        # the SDK runs a synchronous tool in a worker thread: two first calls build one domain
+        self._building = threading.Lock()
         self._bundled: dict[str, Task] | None = None
         self._solutions: set[str] | None = None
+
+    def _built(self) -> Domain:
+        with self._building:
+            if self._domain is None:
+                from adaexplore_mcp.mcp_server.domain import build_domain
+
+                self._domain = build_domain(
+                    self.settings,
+                    self.store,
+                    self.running,
+                    judge=self._lent_judge,
+                    memory=self._lent_memory,
+                    task=self.task,
+                    task_name=self._task_name,
+                    remember=self._remember,
+                )
+            return self._domain
+
+    @property
+    def memory(self) -> SkillMemory:
+        return self._built().memory
+
+    @property
+    def judge(self) -> LazyJudge:
+        return self._built().judge
+
+    @property
+    def engine(self) -> SearchEngine:
+        return self._built().engine
+
+    @property
+    def prompts(self) -> StepPrompts:
+        return self._built().prompts
+
+    @property
+    def searches(self) -> Searches:
+        return self._built().searches
 
     async def close(self) -> None:
         """Stops the evaluations in flight (nothing more is recorded) and the judge (its workers
         and their children); a later evaluation restarts it."""
         await self.running.close()
-        await self.judge.close()
+        if self._domain is not None:
+            await self._domain.judge.close()
 
     def health(self) -> Health:
+        judge = self._domain.judge if self._domain is not None else None
         return Health(
             version=adaexplore_mcp.__version__,
-            judge=self.judge.devices if self.judge.started else "not started",
+            judge=judge.devices if judge is not None and judge.started else "not started",
             judge_url=self.settings.remote.url,
             store=str(self.store.path),
         )
@@ -204,6 +237,16 @@ class Workbench:
 
         key = ("evaluate", task.hash, kernel_hash(code), precision, ops, timeout_s)
         return await self.running.run(key, work, on_progress)  # type: ignore[return-value]
+
+    @property
+    def profiler(self) -> Profiler:
+        """Built on the first profile: the profile package is not needed to answer anything
+        else."""
+        if self._profiler is None:
+            from adaexplore_mcp.judge.profile import Profiler
+
+            self._profiler = Profiler(self.settings.judge, home=self.settings.home)
+        return self._profiler
 
     async def profile(self, ref: str, code: str, *, top: int = 5) -> ProfileReport:
         """Nsight Compute's view of the kernel on this server's GPU: informational, recorded

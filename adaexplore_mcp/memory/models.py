@@ -11,6 +11,11 @@ from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.memory.context import ANY, MemoryContext
 
 
+class UnknownRule(LookupError):
+    """No rule has the id asked for (defined here, not beside the memory that raises it, so that
+    who only catches it does not import the memory)."""
+
+
 class RuleStatus(StrEnum):
     CANDIDATE = "candidate"  # not yet supported by failures on enough distinct tasks
     ACTIVE = "active"  # injected into prompts

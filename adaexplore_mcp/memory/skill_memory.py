@@ -31,6 +31,7 @@ from adaexplore_mcp.memory.models import (
     Rule,
     RulesAnswer,
     RuleStatus,
+    UnknownRule,
 )
 from adaexplore_mcp.memory.retrieval import RuleIndex, within_budget
 from adaexplore_mcp.memory.rule_text import (
@@ -49,10 +50,6 @@ log = logging.getLogger(__name__)
 # Rules the model is asked to compare a new rule with, best lexical matches first.
 _JUDGED_CANDIDATES = 3
 _NO_MODEL = "no model distils rules here; pass rule='You cannot …' to file it under one"
-
-
-class UnknownRule(LookupError):
-    pass
 
 
 class SkillMemory:

@@ -9,7 +9,7 @@ and a killed process loses at most the evaluations it was waiting for.
 from __future__ import annotations
 
 from adaexplore_mcp.config import SearchSettings
-from adaexplore_mcp.judge.pool.local import ProgressCallback
+from adaexplore_mcp.judge.result import ProgressCallback
 from adaexplore_mcp.search_engine import budget as budgets
 from adaexplore_mcp.search_engine import leases
 from adaexplore_mcp.search_engine import repository as repo

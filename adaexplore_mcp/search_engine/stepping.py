@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Sequence
 from sqlite3 import Connection
 
-from adaexplore_mcp.judge.pool.local import ProgressCallback
+from adaexplore_mcp.judge.result import ProgressCallback
 from adaexplore_mcp.search_engine import budget as budgets
 from adaexplore_mcp.search_engine import leases
 from adaexplore_mcp.search_engine import repository as repo

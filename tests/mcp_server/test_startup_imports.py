@@ -3,8 +3,11 @@
 An MCP client waits on the process it started for `initialize`; on a GPU host torch and triton
 alone take seconds to import. The server must answer without them and without the modules only
 a tool call needs (numpy for ranking rules, jinja2 for rendering prompts, the driver, the LLM
-clients, the reports). Pinned by module, not by time: a fresh interpreter builds the server as
-`serve` does, answers both requests through the SDK's client, and lists what it imported.
+clients, the reports), nor the parts of the project that only serve a tool call: the judge's
+local pool, its wire protocol and sandbox, the skill memory and the search engine (the
+workbench builds them on the first tool call that needs one). Pinned by module, not by time: a
+fresh interpreter builds the server as `serve` does, answers both requests through the SDK's
+client, and lists what it imported.
 """
 
 from __future__ import annotations
@@ -28,6 +31,22 @@ DEFERRED = (
     "adaexplore_mcp.report",
     "adaexplore_mcp.judge.service.client",
     "adaexplore_mcp.mcp_server.http",
+    # the judge beyond its result models and exceptions
+    "adaexplore_mcp.judge.interface",
+    "adaexplore_mcp.judge.pool.local",
+    "adaexplore_mcp.judge.pool.lane",
+    "adaexplore_mcp.judge.outcomes",
+    "adaexplore_mcp.judge.wire.subject",
+    "adaexplore_mcp.judge.wire.jobs",
+    "adaexplore_mcp.judge.sandbox",
+    "adaexplore_mcp.judge.static_checks",
+    # the memory, the search engine and the workbench's domain beyond their models
+    "adaexplore_mcp.memory.skill_memory",
+    "adaexplore_mcp.memory.retrieval",
+    "adaexplore_mcp.search_engine.engine",
+    "adaexplore_mcp.search_engine.stepping",
+    "adaexplore_mcp.mcp_server.domain",
+    "adaexplore_mcp.mcp_server.searches",
 )
 
 SERVE_AND_LIST = """

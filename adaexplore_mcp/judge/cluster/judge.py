@@ -27,11 +27,10 @@ from typing import Any, Literal
 from adaexplore_mcp.config import JudgeSettings, Ops, Precision, RaySettings
 from adaexplore_mcp.judge.cluster.actor import ActorInfo, JudgeActor, Progress
 from adaexplore_mcp.judge.cluster.placement import ActorPlan, plan_actors
-from adaexplore_mcp.judge.outcomes import JudgeError
+from adaexplore_mcp.judge.exceptions import JudgeError, JudgeUnavailable
 from adaexplore_mcp.judge.pool.baselines import Baseline, BaselineCache, add_speedups
-from adaexplore_mcp.judge.pool.lane import JudgeUnavailable, LaneStatus
-from adaexplore_mcp.judge.pool.local import ProgressCallback
-from adaexplore_mcp.judge.result import EvalResult, LintReport
+from adaexplore_mcp.judge.pool.lane import LaneStatus
+from adaexplore_mcp.judge.result import EvalResult, LintReport, ProgressCallback
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task, TaskError
 

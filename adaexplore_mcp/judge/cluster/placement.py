@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from adaexplore_mcp.config import RaySettings
 from adaexplore_mcp.judge.devices import parse_device_spec
-from adaexplore_mcp.judge.pool.lane import JudgeUnavailable
+from adaexplore_mcp.judge.exceptions import JudgeUnavailable
 
 CPU_ACTORS_DEFAULT = 2
 

@@ -14,21 +14,13 @@ from pydantic import BaseModel, Field
 
 from adaexplore_mcp.config import JudgeSettings
 from adaexplore_mcp.judge.devices import GpuInfo
-from adaexplore_mcp.judge.outcomes import JudgeError
+from adaexplore_mcp.judge.exceptions import JudgeUnavailable, QueueFull
 from adaexplore_mcp.judge.pool.worker_handle import WorkerDied, WorkerHandle
 from adaexplore_mcp.judge.wire.jobs import ChildOutcome, JobMessage, PhaseMessage, ReadyMessage
 
 log = logging.getLogger(__name__)
 
 _WATCHDOG_SLACK_S = 60.0
-
-
-class JudgeUnavailable(JudgeError):
-    """No worker could be started, or no device matches the request."""
-
-
-class QueueFull(JudgeError):
-    """The device's queue is at its limit; retry later."""
 
 
 class LaneStatus(BaseModel):

@@ -17,7 +17,6 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 import adaexplore_mcp
@@ -29,11 +28,12 @@ from adaexplore_mcp.judge.devices import (
     nvidia_driver_present,
     parse_device_spec,
 )
-from adaexplore_mcp.judge.outcomes import JudgeError, eval_result, report_body
+from adaexplore_mcp.judge.exceptions import JudgeError, JudgeUnavailable
+from adaexplore_mcp.judge.outcomes import eval_result, report_body
 from adaexplore_mcp.judge.pool.baselines import Baseline, BaselineCache, add_speedups
-from adaexplore_mcp.judge.pool.lane import JudgeUnavailable, Lane, LaneStatus, Pending
+from adaexplore_mcp.judge.pool.lane import Lane, LaneStatus, Pending
 from adaexplore_mcp.judge.pool.worker_handle import WorkerDied, WorkerHandle
-from adaexplore_mcp.judge.result import EvalResult, LintReport, Phase
+from adaexplore_mcp.judge.result import EvalResult, LintReport, Phase, ProgressCallback
 from adaexplore_mcp.judge.sandbox.limits import scrubbed_environment
 from adaexplore_mcp.judge.static_checks import precheck
 from adaexplore_mcp.judge.wire.jobs import (
@@ -46,8 +46,6 @@ from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task, TaskError
 
 log = logging.getLogger(__name__)
-
-ProgressCallback = Callable[[Phase, float], None]
 
 
 class LocalJudge:

@@ -23,10 +23,9 @@ from starlette.routing import Route
 
 import adaexplore_mcp
 from adaexplore_mcp.config import ServiceSettings
-from adaexplore_mcp.judge.outcomes import JudgeError
-from adaexplore_mcp.judge.pool.lane import JudgeUnavailable, QueueFull
-from adaexplore_mcp.judge.pool.local import LocalJudge, ProgressCallback
-from adaexplore_mcp.judge.result import EvalResult, LintReport, Phase
+from adaexplore_mcp.judge.exceptions import JudgeError, JudgeUnavailable, QueueFull
+from adaexplore_mcp.judge.pool.local import LocalJudge
+from adaexplore_mcp.judge.result import EvalResult, LintReport, Phase, ProgressCallback
 from adaexplore_mcp.judge.service.api import (
     API_PREFIX,
     NDJSON,

@@ -17,10 +17,8 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from adaexplore_mcp.config import Ops, Precision, RemoteJudgeSettings
-from adaexplore_mcp.judge.outcomes import JudgeError
-from adaexplore_mcp.judge.pool.lane import JudgeUnavailable, QueueFull
-from adaexplore_mcp.judge.pool.local import ProgressCallback
-from adaexplore_mcp.judge.result import EvalResult, LintReport
+from adaexplore_mcp.judge.exceptions import JudgeError, JudgeUnavailable, QueueFull
+from adaexplore_mcp.judge.result import EvalResult, LintReport, ProgressCallback
 from adaexplore_mcp.judge.service.api import (
     API_PREFIX,
     NDJSON,
