@@ -27,19 +27,24 @@ from typing import Any, Literal
 from adaexplore_mcp.config import JudgeSettings, Ops, Precision, RaySettings
 from adaexplore_mcp.judge.cluster.actor import ActorInfo, JudgeActor, Progress
 from adaexplore_mcp.judge.cluster.placement import ActorPlan, plan_actors
+from adaexplore_mcp.judge.cluster.raycalls import (
+    awaited,
+    first_line,
+    import_ray,
+    ray_actor_errors,
+    translated,
+)
 from adaexplore_mcp.judge.outcomes import JudgeError
 from adaexplore_mcp.judge.pool.baselines import Baseline, BaselineCache, add_speedups
 from adaexplore_mcp.judge.pool.lane import JudgeUnavailable, LaneStatus
 from adaexplore_mcp.judge.pool.local import ProgressCallback
 from adaexplore_mcp.judge.result import EvalResult, LintReport
 from adaexplore_mcp.store import Store
-from adaexplore_mcp.tasks import Task, TaskError
+from adaexplore_mcp.tasks import Task
 
 log = logging.getLogger(__name__)
 
 _CLOSE_GRACE_S = 15.0
-# what an actor may raise that the local judge raises too: passed on as it is
-_PASSED_ON = (JudgeError, TaskError, ValueError)
 
 
 @dataclass
@@ -120,7 +125,7 @@ class RayJudge:
                 await self._start()
 
     async def _start(self) -> None:
-        ray = _import_ray()
+        ray = import_ray()
         if not ray.is_initialized():
             await asyncio.to_thread(self._connect, ray)
         plan = await self._plan(ray)
@@ -137,7 +142,7 @@ class RayJudge:
         ]
         try:
             infos = await asyncio.wait_for(
-                asyncio.gather(*(_awaited(h.describe.remote()) for h in handles)),
+                asyncio.gather(*(awaited(h.describe.remote()) for h in handles)),
                 self.settings.start_timeout_s,
             )
         except BaseException as exc:
@@ -151,7 +156,7 @@ class RayJudge:
                     f"{self.settings.start_timeout_s:g} s; `ray status` shows what is free "
                     "(ADAEXPLORE_RAY__START_TIMEOUT_S gives them longer)"
                 ) from None
-            raise _translated(exc, "a judge actor could not start") from None
+            raise translated(exc, "a judge actor could not start") from None
         kind = "cuda" if plan.gpu else "cpu"
         self._slots = [
             _Slot(label=f"{kind}:{i}", handle=handle, info=info)
@@ -200,7 +205,7 @@ class RayJudge:
         slots, self._slots = self._slots, []
         if not slots:
             return
-        ray = _import_ray()
+        ray = import_ray()
         for slot in slots:
             if slot.recovery is not None:
                 slot.recovery.cancel()
@@ -208,7 +213,7 @@ class RayJudge:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(
                 asyncio.gather(
-                    *(_awaited(slot.handle.close.remote()) for slot in live),
+                    *(awaited(slot.handle.close.remote()) for slot in live),
                     return_exceptions=True,
                 ),
                 _CLOSE_GRACE_S,
@@ -244,7 +249,7 @@ class RayJudge:
                     slot, task, code, timeout_s, on_progress, precision, ops
                 )
                 break
-            except _ray_actor_errors() as exc:
+            except ray_actor_errors() as exc:
                 self._lost(slot, exc, lost, task.name)
             finally:
                 slot.in_flight -= 1
@@ -254,7 +259,7 @@ class RayJudge:
             operators = Ops(ops or self.judge_settings.ops)
             try:
                 add_speedups(result, await self._baseline(slot, task, policy, operators))
-            except (JudgeError, *_ray_actor_errors()) as exc:
+            except (JudgeError, *ray_actor_errors()) as exc:
                 log.warning("no baseline for %s on %s: %s", task.name, slot.label, exc)
         return result
 
@@ -268,11 +273,11 @@ class RayJudge:
         precision: Precision | None,
         ops: Ops | None,
     ) -> EvalResult:
-        ray = _import_ray()
+        ray = import_ray()
         stream = slot.handle.evaluate.remote(task, code, timeout_s, precision, ops)
         try:
             async for ref in stream:
-                item = await _awaited(ref)
+                item = await awaited(ref)
                 if isinstance(item, Progress):
                     if on_progress is not None:
                         on_progress(item.phase, item.elapsed_s)
@@ -304,7 +309,7 @@ class RayJudge:
             raise JudgeError("baselines are timed on a GPU; this device is the CPU interpreter")
 
         async def measure() -> Baseline:
-            return await _awaited(slot.handle.baseline.remote(task, policy, ops))
+            return await awaited(slot.handle.baseline.remote(task, policy, ops))
 
         return await self._baselines.get(
             task,
@@ -321,8 +326,8 @@ class RayJudge:
         while True:
             slot = self._pick(device, avoid=lost)
             try:
-                return await _awaited(slot.handle.lint.remote(task))
-            except _ray_actor_errors() as exc:
+                return await awaited(slot.handle.lint.remote(task))
+            except ray_actor_errors() as exc:
                 self._lost(slot, exc, lost, task.name)
 
     # -- routing and faults --------------------------------------------------------------------
@@ -354,7 +359,7 @@ class RayJudge:
         if len(lost) > self.settings.retries:
             raise JudgeUnavailable(
                 f"the evaluation of {task_name} lost its Ray actor on every attempt "
-                f"({len(lost)}; last {slot.label}: {_first_line(exc)}); the cluster is losing "
+                f"({len(lost)}; last {slot.label}: {first_line(exc)}); the cluster is losing "
                 "actors or nodes, `ray status` shows it. No verdict was recorded; evaluate again."
             ) from None
         log.warning("judge actor %s lost mid-evaluation (%s); retrying elsewhere", slot.label, exc)
@@ -363,7 +368,7 @@ class RayJudge:
         """Waits for Ray to restart the actor and its pool to warm; gives it up otherwise."""
         try:
             slot.info = await asyncio.wait_for(
-                _awaited(slot.handle.describe.remote()), self.settings.start_timeout_s
+                awaited(slot.handle.describe.remote()), self.settings.start_timeout_s
             )
             slot.state = "ready"
             log.info("judge actor %s is back on %s", slot.label, slot.info.node)
@@ -373,55 +378,9 @@ class RayJudge:
             slot.state = "gone"
             log.warning("judge actor %s is gone: %s", slot.label, exc)
             with contextlib.suppress(Exception):
-                _import_ray().kill(slot.handle, no_restart=True)
+                import_ray().kill(slot.handle, no_restart=True)
 
 
 def _matches(label: str, device: str | None) -> bool:
     """'cpu' and 'cuda' name any actor of their kind; 'cuda:1' names one."""
     return device is None or label == device or label.split(":")[0] == device
-
-
-async def _awaited(ref: Any) -> Any:
-    """The value of a Ray object reference; an actor's exception raised as the local judge
-    would raise it."""
-    try:
-        return await ref
-    except _ray_task_error() as exc:
-        raise _translated(exc, "a judge actor failed") from None
-
-
-def _translated(exc: BaseException, what: str) -> BaseException:
-    cause = getattr(exc, "cause", None)
-    if isinstance(cause, _PASSED_ON):
-        return cause
-    if isinstance(exc, _PASSED_ON | _ray_actor_errors()):
-        return exc
-    return JudgeError(f"{what}: {_first_line(cause or exc)}")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _import_ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise JudgeUnavailable(
-            "--judge ray needs Ray on this machine and on every node of the cluster: "
-            "pip install 'adaexplore-mcp[ray]'"
-        ) from None
-    return ray
-
-
-def _ray_actor_errors() -> tuple[type[Exception], ...]:
-    from ray.exceptions import RayActorError
-
-    return (RayActorError,)
-
-
-def _ray_task_error() -> type[Exception]:
-    from ray.exceptions import RayTaskError
-
-    return RayTaskError
