@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from adaexplore_mcp.config import JudgeSettings, Ops, Precision, RaySettings
 from adaexplore_mcp.judge.cluster.actor import ActorInfo, JudgeActor, Progress
+from adaexplore_mcp.judge.cluster.head import Head, cluster_gone, head_of
 from adaexplore_mcp.judge.cluster.placement import ActorPlan, plan_actors
 from adaexplore_mcp.judge.cluster.raycalls import (
     awaited,
@@ -76,6 +77,7 @@ class RayJudge:
         self._slots: list[_Slot] = []
         self._starting = asyncio.Lock()
         self._connected_here = False
+        self._head: Head | None = None
 
     async def __aenter__(self) -> RayJudge:
         await self.start()
@@ -128,6 +130,7 @@ class RayJudge:
         ray = import_ray()
         if not ray.is_initialized():
             await asyncio.to_thread(self._connect, ray)
+        self._head = head_of(self.address, ray)
         plan = await self._plan(ray)
         actor_class = ray.remote(JudgeActor).options(
             num_gpus=1 if plan.gpu else 0,
@@ -242,7 +245,7 @@ class RayJudge:
         same verdict the local judge gives."""
         lost: list[_Slot] = []
         while True:
-            slot = self._pick(device, avoid=lost)
+            slot = await self._pick(device, avoid=lost)
             slot.in_flight += 1
             try:
                 result = await self._stream(
@@ -250,7 +253,7 @@ class RayJudge:
                 )
                 break
             except ray_actor_errors() as exc:
-                self._lost(slot, exc, lost, task.name)
+                await self._lost(slot, exc, lost, f"the evaluation of {task.name}")
             finally:
                 slot.in_flight -= 1
                 slot.served += 1
@@ -300,7 +303,7 @@ class RayJudge:
     ) -> Baseline:
         """The task's eager and torch.compile timings on a GPU model of the cluster, cached per
         task, GPU model, versions and policies."""
-        slot = self._pick(device, avoid=[])
+        slot = await self._pick(device, avoid=[])
         policy = Precision(precision or self.judge_settings.precision)
         return await self._baseline(slot, task, policy, Ops(ops or self.judge_settings.ops))
 
@@ -324,15 +327,15 @@ class RayJudge:
     async def lint(self, task: Task, *, device: str | None = None) -> LintReport:
         lost: list[_Slot] = []
         while True:
-            slot = self._pick(device, avoid=lost)
+            slot = await self._pick(device, avoid=lost)
             try:
                 return await awaited(slot.handle.lint.remote(task))
             except ray_actor_errors() as exc:
-                self._lost(slot, exc, lost, task.name)
+                await self._lost(slot, exc, lost, f"the lint of {task.name}")
 
     # -- routing and faults --------------------------------------------------------------------
 
-    def _pick(self, device: str | None, avoid: list[_Slot]) -> _Slot:
+    async def _pick(self, device: str | None, avoid: list[_Slot]) -> _Slot:
         if not self._slots:
             raise JudgeUnavailable("the judge is not started (use `async with RayJudge(...)`)")
         matching = [slot for slot in self._slots if _matches(slot.label, device)]
@@ -342,6 +345,7 @@ class RayJudge:
             )
         live = [slot for slot in matching if slot.state != "gone"]
         if not live:
+            await self._raise_if_cluster_gone()
             raise JudgeUnavailable(
                 f"every judge actor for {device or 'this judge'} is gone (their nodes left the "
                 "Ray cluster, or they died more often than ADAEXPLORE_RAY__MAX_RESTARTS); "
@@ -350,19 +354,27 @@ class RayJudge:
         # an actor that just failed this evaluation, or is coming back, only when no other is
         return min(live, key=lambda s: (s in avoid, s.state == "recovering", s.in_flight, s.served))
 
-    def _lost(self, slot: _Slot, exc: Exception, lost: list[_Slot], task_name: str) -> None:
-        """Books an actor lost mid-call; raises once the evaluation has been retried enough."""
+    async def _lost(self, slot: _Slot, exc: Exception, lost: list[_Slot], what: str) -> None:
+        """Books an actor lost mid-call; raises once ``what`` (the evaluation of a task, …)
+        has been retried enough."""
         lost.append(slot)
         if slot.state == "ready":
             slot.state = "recovering"
             slot.recovery = asyncio.ensure_future(self._recover(slot))
         if len(lost) > self.settings.retries:
+            await self._raise_if_cluster_gone(what)
             raise JudgeUnavailable(
-                f"the evaluation of {task_name} lost its Ray actor on every attempt "
+                f"{what} lost its Ray actor on every attempt "
                 f"({len(lost)}; last {slot.label}: {first_line(exc)}); the cluster is losing "
-                "actors or nodes, `ray status` shows it. No verdict was recorded; evaluate again."
+                "actors or nodes, `ray status` shows it. No verdict was recorded; evaluate again"
             ) from None
         log.warning("judge actor %s lost mid-evaluation (%s); retrying elsewhere", slot.label, exc)
+
+    async def _raise_if_cluster_gone(self, in_flight: str | None = None) -> None:
+        """The actors are lost: if the head does not answer either, the cluster went away (a
+        restart, the end of an allocation) and only starting it again helps."""
+        if self._head is not None and not await self._head.answers():
+            raise cluster_gone(self._head, in_flight) from None
 
     async def _recover(self, slot: _Slot) -> None:
         """Waits for Ray to restart the actor and its pool to warm; gives it up otherwise."""
