@@ -27,7 +27,7 @@ from typing import Any, Literal
 from adaexplore_mcp.config import JudgeSettings, Ops, Precision, RaySettings
 from adaexplore_mcp.judge.cluster.actor import ActorInfo, JudgeActor, Progress
 from adaexplore_mcp.judge.cluster.head import Head, cluster_gone, head_of
-from adaexplore_mcp.judge.cluster.placement import ActorPlan, plan_actors
+from adaexplore_mcp.judge.cluster.placement import ActorPlan, ClusterLacks, plan_actors
 from adaexplore_mcp.judge.cluster.raycalls import (
     awaited,
     first_line,
@@ -172,7 +172,8 @@ class RayJudge:
 
     async def _plan(self, ray: Any) -> ActorPlan:
         """The actors to place, once the resources they need are free: those of actors that
-        were just killed (a judge closed a moment ago) come back within seconds."""
+        were just killed (a judge closed a moment ago) come back within seconds. A cluster
+        without the resource at all (no GPU on any node) is refused at once."""
         deadline = asyncio.get_running_loop().time() + self.settings.placement_wait_s
         while True:
             try:
@@ -182,6 +183,8 @@ class RayJudge:
                     cluster=ray.cluster_resources(),
                     free=ray.available_resources(),
                 )
+            except ClusterLacks:
+                raise
             except JudgeUnavailable:
                 if asyncio.get_running_loop().time() >= deadline:
                     raise
