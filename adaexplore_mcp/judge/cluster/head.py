@@ -40,6 +40,14 @@ class Head:
             await writer.wait_closed()
         return True
 
+    async def gone(self, every_s: float, misses: int = 2) -> None:
+        """Returns once the head has missed ``misses`` checks in a row, ``every_s`` apart (one
+        missed check may be a busy head)."""
+        missed = 0
+        while missed < misses:
+            await asyncio.sleep(every_s)
+            missed = 0 if await self.answers() else missed + 1
+
 
 def head_of(address: str, ray: Any) -> Head | None:
     """The head this process joined: the Ray Client server a 'ray://HOST:PORT' address names,

@@ -78,6 +78,8 @@ class RayJudge:
         self._starting = asyncio.Lock()
         self._connected_here = False
         self._head: Head | None = None
+        self._gone: Head | None = None  # the head of a cluster that went away
+        self._watch: asyncio.Task | None = None
 
     async def __aenter__(self) -> RayJudge:
         await self.start()
@@ -165,6 +167,8 @@ class RayJudge:
             _Slot(label=f"{kind}:{i}", handle=handle, info=info)
             for i, (handle, info) in enumerate(zip(handles, infos, strict=True))
         ]
+        if self._head is not None and self._connected_here:
+            self._watch = asyncio.ensure_future(self._watch_head(ray, self._head))
         log.info(
             "judge actors on %s",
             ", ".join(f"{s.label} ({s.info.device_name} on {s.info.node})" for s in self._slots),
@@ -209,12 +213,17 @@ class RayJudge:
     async def close(self) -> None:
         """Stops every actor's pool and the actors; leaves the cluster if this judge joined it."""
         slots, self._slots = self._slots, []
-        if not slots:
-            return
-        ray = import_ray()
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         for slot in slots:
             if slot.recovery is not None:
                 slot.recovery.cancel()
+        if not slots or self._gone is not None:
+            # the actors went with their cluster, and this judge has left it: any call into
+            # Ray now would join the cluster at RAY_ADDRESS again and wait on a head that is gone
+            return
+        ray = import_ray()
         live = [slot for slot in slots if slot.state != "gone"]
         with contextlib.suppress(Exception):
             await asyncio.wait_for(
@@ -291,8 +300,9 @@ class RayJudge:
                     return item
         except asyncio.CancelledError:
             # the caller went away: the actor stops the evaluation's processes
-            with contextlib.suppress(Exception):
-                ray.cancel(stream)
+            if self._gone is None:  # else this judge has left the cluster and its actors
+                with contextlib.suppress(Exception):
+                    ray.cancel(stream)
             raise
         raise JudgeError(f"the judge actor {slot.label} ended the evaluation without a result")
 
@@ -339,6 +349,8 @@ class RayJudge:
     # -- routing and faults --------------------------------------------------------------------
 
     async def _pick(self, device: str | None, avoid: list[_Slot]) -> _Slot:
+        if self._gone is not None:
+            raise cluster_gone(self._gone)
         if not self._slots:
             raise JudgeUnavailable("the judge is not started (use `async with RayJudge(...)`)")
         matching = [slot for slot in self._slots if _matches(slot.label, device)]
@@ -376,8 +388,27 @@ class RayJudge:
     async def _raise_if_cluster_gone(self, in_flight: str | None = None) -> None:
         """The actors are lost: if the head does not answer either, the cluster went away (a
         restart, the end of an allocation) and only starting it again helps."""
-        if self._head is not None and not await self._head.answers():
-            raise cluster_gone(self._head, in_flight) from None
+        gone = self._gone
+        if gone is None and self._head is not None and not await self._head.answers():
+            gone = self._head
+        if gone is not None:
+            raise cluster_gone(gone, in_flight) from None
+
+    async def _watch_head(self, ray: Any, head: Head) -> None:
+        """Leaves a cluster whose head stopped answering. Ray ends a process that has been
+        without its cluster's head for a minute (its GCS reconnection timeout), which would cut
+        a run off wherever it is, even waiting on a model; leaving first turns it into an error
+        on the next call, which the caller can report and a run can resume from."""
+        await head.gone(self.settings.head_check_s)
+        log.warning("the Ray cluster's head at %s stopped answering; leaving the cluster", head)
+        self._gone = head
+        for slot in self._slots:
+            slot.state = "gone"
+            if slot.recovery is not None:
+                slot.recovery.cancel()
+        if self._connected_here:
+            self._connected_here = False
+            await asyncio.to_thread(ray.shutdown)
 
     async def _recover(self, slot: _Slot) -> None:
         """Waits for Ray to restart the actor and its pool to warm; gives it up otherwise."""
