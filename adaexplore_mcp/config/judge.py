@@ -348,6 +348,13 @@ class RaySettings(BaseModel):
         gt=0,
         description="How long the actors may take to be placed and to warm their pools.",
     )
+    head_check_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="How often a judge that joined the cluster checks that its head answers. "
+        "Two checks missed in a row mean the cluster went away: the judge leaves it before Ray "
+        "ends the process (60 s without a head) and says so on its next call.",
+    )
     node_home: str | None = Field(
         default=None,
         description="ADAEXPLORE_HOME of the actors on each node (locks, compile caches); "

@@ -93,7 +93,12 @@ class ScriptedModel:
             if self.special[role]:
                 reply = self.special[role].popleft()
                 return (
-                    Reply(text=reply.text, input_tokens=120, output_tokens=60)
+                    Reply(
+                        text=reply.text,
+                        input_tokens=120,
+                        output_tokens=60,
+                        delay_s=reply.delay_s,
+                    )
                     if (reply.status == 200 and reply.body is None)
                     else reply
                 )

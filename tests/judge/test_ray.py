@@ -15,6 +15,7 @@ from adaexplore_mcp.judge.cluster import RayJudge
 from adaexplore_mcp.mcp_server.workbench import Workbench
 
 from ..conftest import cpu_settings, run_cli
+from ..ray_cluster import LocalRayCluster
 from .servers import GELU, gelu_solution, gelu_wrong
 
 ray = pytest.importorskip("ray", reason="the Ray judge's tests need Ray: pip install '.[ray]'")
@@ -165,6 +166,24 @@ def test_cli_eval_with_judge_ray(cluster, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["status"] == "correct"
+
+
+def test_cli_on_a_cluster_without_a_gpu_says_so_at_once(tmp_path):
+    """Actors that need a GPU on a cluster none of whose nodes has one: an error naming the
+    missing GPU and the way out, not actors pending until the start timeout."""
+    kernel = tmp_path / "kernel.py"
+    kernel.write_text(gelu_solution())
+    # actors left pending would wait far longer than the command is given here
+    pending_forever = {"ADAEXPLORE_RAY__START_TIMEOUT_S": "600"}
+    with LocalRayCluster(cpus=2) as cpu_only:
+        done = run_cli(
+            "eval", "gelu", str(kernel), "--judge", "ray", "--device", "cuda",
+            home=tmp_path / "home", env=cpu_only.environment | pending_forever, timeout=120,
+        )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    said = " ".join(done.stderr.split())
+    assert "the Ray cluster has no GPU (2 CPUs); add GPU nodes" in said, said
+    assert "--device cpu" in said
 
 
 class _Holder:

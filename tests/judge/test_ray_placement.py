@@ -6,13 +6,19 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from types import ModuleType
 
 import pytest
 
 from adaexplore_mcp.config import JudgeSettings, RaySettings, Settings, is_ray_address
 from adaexplore_mcp.judge import JudgeUnavailable, open_judge
 from adaexplore_mcp.judge.cluster import RayJudge
-from adaexplore_mcp.judge.cluster.placement import CPU_ACTORS_DEFAULT, ActorPlan, plan_actors
+from adaexplore_mcp.judge.cluster.placement import (
+    CPU_ACTORS_DEFAULT,
+    ActorPlan,
+    ClusterLacks,
+    plan_actors,
+)
 
 GPU_NODE = {"CPU": 16.0, "GPU": 2.0}
 
@@ -32,8 +38,43 @@ def test_cpu_actors_on_a_cluster_without_gpus_or_when_asked():
 
 
 def test_a_cluster_without_a_gpu_says_so():
-    with pytest.raises(JudgeUnavailable, match=r"has no GPU \(4 CPUs\).*--device cpu"):
+    with pytest.raises(ClusterLacks, match=r"has no GPU \(4 CPUs\).*--device cpu"):
         plan_actors("cuda", RaySettings(), cluster={"CPU": 4.0}, free={"CPU": 4.0})
+
+
+class _JoinedCluster(ModuleType):
+    """Stands in for ``ray`` joined to a cluster with these resources; counts the looks."""
+
+    def __init__(self, cluster: dict[str, float], free: dict[str, float]) -> None:
+        super().__init__("ray")
+        self.looks = 0
+        self._cluster, self._free = cluster, free
+
+    def is_initialized(self) -> bool:
+        return True
+
+    def cluster_resources(self) -> dict[str, float]:
+        self.looks += 1
+        return self._cluster
+
+    def available_resources(self) -> dict[str, float]:
+        return self._free
+
+
+def test_a_cluster_without_a_gpu_is_refused_at_once_one_whose_gpus_are_busy_after_a_wait(
+    monkeypatch,
+):
+    settings = RaySettings(placement_wait_s=1.5)
+    no_gpu = _JoinedCluster({"CPU": 4.0}, {"CPU": 4.0})
+    monkeypatch.setitem(sys.modules, "ray", no_gpu)
+    with pytest.raises(ClusterLacks, match="has no GPU"):
+        asyncio.run(RayJudge("ray", JudgeSettings(device="cuda"), settings).start())
+    assert no_gpu.looks == 1  # waiting cannot give the cluster a GPU
+    busy = _JoinedCluster(GPU_NODE, {"CPU": 16.0})
+    monkeypatch.setitem(sys.modules, "ray", busy)
+    with pytest.raises(JudgeUnavailable, match="no GPU of the Ray cluster is free"):
+        asyncio.run(RayJudge("ray", JudgeSettings(device="cuda"), settings).start())
+    assert busy.looks > 1  # a GPU held by an actor just killed comes back: it looked again
 
 
 def test_a_cluster_whose_gpus_are_all_taken_says_so():
@@ -42,7 +83,7 @@ def test_a_cluster_whose_gpus_are_all_taken_says_so():
 
 
 def test_more_actors_than_free_gpus_or_cpus_is_refused():
-    with pytest.raises(JudgeUnavailable, match="3 judge actors need 3 GPUs but only 2"):
+    with pytest.raises(ClusterLacks, match="3 judge actors need 3 GPUs but only 2"):
         plan_actors("cuda", RaySettings(actors=3), cluster=GPU_NODE, free=GPU_NODE)
     with pytest.raises(JudgeUnavailable, match="reserve 4 CPUs but the Ray cluster has 1 free"):
         plan_actors(

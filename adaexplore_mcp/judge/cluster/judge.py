@@ -26,19 +26,25 @@ from typing import Any, Literal
 
 from adaexplore_mcp.config import JudgeSettings, Ops, Precision, RaySettings
 from adaexplore_mcp.judge.cluster.actor import ActorInfo, JudgeActor, Progress
-from adaexplore_mcp.judge.cluster.placement import ActorPlan, plan_actors
+from adaexplore_mcp.judge.cluster.head import Head, cluster_gone, head_of
+from adaexplore_mcp.judge.cluster.placement import ActorPlan, ClusterLacks, plan_actors
+from adaexplore_mcp.judge.cluster.raycalls import (
+    awaited,
+    first_line,
+    import_ray,
+    ray_actor_errors,
+    translated,
+)
 from adaexplore_mcp.judge.exceptions import JudgeError, JudgeUnavailable
 from adaexplore_mcp.judge.pool.baselines import Baseline, BaselineCache, add_speedups
 from adaexplore_mcp.judge.pool.lane import LaneStatus
 from adaexplore_mcp.judge.result import EvalResult, LintReport, ProgressCallback
 from adaexplore_mcp.store import Store
-from adaexplore_mcp.tasks import Task, TaskError
+from adaexplore_mcp.tasks import Task
 
 log = logging.getLogger(__name__)
 
 _CLOSE_GRACE_S = 15.0
-# what an actor may raise that the local judge raises too: passed on as it is
-_PASSED_ON = (JudgeError, TaskError, ValueError)
 
 
 @dataclass
@@ -70,6 +76,9 @@ class RayJudge:
         self._slots: list[_Slot] = []
         self._starting = asyncio.Lock()
         self._connected_here = False
+        self._head: Head | None = None
+        self._gone: Head | None = None  # the head of a cluster that went away
+        self._watch: asyncio.Task | None = None
 
     async def __aenter__(self) -> RayJudge:
         await self.start()
@@ -119,9 +128,10 @@ class RayJudge:
                 await self._start()
 
     async def _start(self) -> None:
-        ray = _import_ray()
+        ray = import_ray()
         if not ray.is_initialized():
             await asyncio.to_thread(self._connect, ray)
+        self._head = head_of(self.address, ray)
         plan = await self._plan(ray)
         actor_class = ray.remote(JudgeActor).options(
             num_gpus=1 if plan.gpu else 0,
@@ -136,7 +146,7 @@ class RayJudge:
         ]
         try:
             infos = await asyncio.wait_for(
-                asyncio.gather(*(_awaited(h.describe.remote()) for h in handles)),
+                asyncio.gather(*(awaited(h.describe.remote()) for h in handles)),
                 self.settings.start_timeout_s,
             )
         except BaseException as exc:
@@ -150,12 +160,14 @@ class RayJudge:
                     f"{self.settings.start_timeout_s:g} s; `ray status` shows what is free "
                     "(ADAEXPLORE_RAY__START_TIMEOUT_S gives them longer)"
                 ) from None
-            raise _translated(exc, "a judge actor could not start") from None
+            raise translated(exc, "a judge actor could not start") from None
         kind = "cuda" if plan.gpu else "cpu"
         self._slots = [
             _Slot(label=f"{kind}:{i}", handle=handle, info=info)
             for i, (handle, info) in enumerate(zip(handles, infos, strict=True))
         ]
+        if self._head is not None and self._connected_here:
+            self._watch = asyncio.ensure_future(self._watch_head(ray, self._head))
         log.info(
             "judge actors on %s",
             ", ".join(f"{s.label} ({s.info.device_name} on {s.info.node})" for s in self._slots),
@@ -163,7 +175,8 @@ class RayJudge:
 
     async def _plan(self, ray: Any) -> ActorPlan:
         """The actors to place, once the resources they need are free: those of actors that
-        were just killed (a judge closed a moment ago) come back within seconds."""
+        were just killed (a judge closed a moment ago) come back within seconds. A cluster
+        without the resource at all (no GPU on any node) is refused at once."""
         deadline = asyncio.get_running_loop().time() + self.settings.placement_wait_s
         while True:
             try:
@@ -173,6 +186,8 @@ class RayJudge:
                     cluster=ray.cluster_resources(),
                     free=ray.available_resources(),
                 )
+            except ClusterLacks:
+                raise
             except JudgeUnavailable:
                 if asyncio.get_running_loop().time() >= deadline:
                     raise
@@ -197,17 +212,22 @@ class RayJudge:
     async def close(self) -> None:
         """Stops every actor's pool and the actors; leaves the cluster if this judge joined it."""
         slots, self._slots = self._slots, []
-        if not slots:
-            return
-        ray = _import_ray()
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         for slot in slots:
             if slot.recovery is not None:
                 slot.recovery.cancel()
+        if not slots or self._gone is not None:
+            # the actors went with their cluster, and this judge has left it: any call into
+            # Ray now would join the cluster at RAY_ADDRESS again and wait on a head that is gone
+            return
+        ray = import_ray()
         live = [slot for slot in slots if slot.state != "gone"]
         with contextlib.suppress(Exception):
             await asyncio.wait_for(
                 asyncio.gather(
-                    *(_awaited(slot.handle.close.remote()) for slot in live),
+                    *(awaited(slot.handle.close.remote()) for slot in live),
                     return_exceptions=True,
                 ),
                 _CLOSE_GRACE_S,
@@ -236,15 +256,15 @@ class RayJudge:
         same verdict the local judge gives."""
         lost: list[_Slot] = []
         while True:
-            slot = self._pick(device, avoid=lost)
+            slot = await self._pick(device, avoid=lost)
             slot.in_flight += 1
             try:
                 result = await self._stream(
                     slot, task, code, timeout_s, on_progress, precision, ops
                 )
                 break
-            except _ray_actor_errors() as exc:
-                self._lost(slot, exc, lost, task.name)
+            except ray_actor_errors() as exc:
+                await self._lost(slot, exc, lost, f"the evaluation of {task.name}")
             finally:
                 slot.in_flight -= 1
                 slot.served += 1
@@ -253,7 +273,7 @@ class RayJudge:
             operators = Ops(ops or self.judge_settings.ops)
             try:
                 add_speedups(result, await self._baseline(slot, task, policy, operators))
-            except (JudgeError, *_ray_actor_errors()) as exc:
+            except (JudgeError, *ray_actor_errors()) as exc:
                 log.warning("no baseline for %s on %s: %s", task.name, slot.label, exc)
         return result
 
@@ -267,11 +287,11 @@ class RayJudge:
         precision: Precision | None,
         ops: Ops | None,
     ) -> EvalResult:
-        ray = _import_ray()
+        ray = import_ray()
         stream = slot.handle.evaluate.remote(task, code, timeout_s, precision, ops)
         try:
             async for ref in stream:
-                item = await _awaited(ref)
+                item = await awaited(ref)
                 if isinstance(item, Progress):
                     if on_progress is not None:
                         on_progress(item.phase, item.elapsed_s)
@@ -279,8 +299,9 @@ class RayJudge:
                     return item
         except asyncio.CancelledError:
             # the caller went away: the actor stops the evaluation's processes
-            with contextlib.suppress(Exception):
-                ray.cancel(stream)
+            if self._gone is None:  # else this judge has left the cluster and its actors
+                with contextlib.suppress(Exception):
+                    ray.cancel(stream)
             raise
         raise JudgeError(f"the judge actor {slot.label} ended the evaluation without a result")
 
@@ -294,7 +315,7 @@ class RayJudge:
     ) -> Baseline:
         """The task's eager and torch.compile timings on a GPU model of the cluster, cached per
         task, GPU model, versions and policies."""
-        slot = self._pick(device, avoid=[])
+        slot = await self._pick(device, avoid=[])
         policy = Precision(precision or self.judge_settings.precision)
         return await self._baseline(slot, task, policy, Ops(ops or self.judge_settings.ops))
 
@@ -303,7 +324,7 @@ class RayJudge:
             raise JudgeError("baselines are timed on a GPU; this device is the CPU interpreter")
 
         async def measure() -> Baseline:
-            return await _awaited(slot.handle.baseline.remote(task, policy, ops))
+            return await awaited(slot.handle.baseline.remote(task, policy, ops))
 
         return await self._baselines.get(
             task,
@@ -318,15 +339,17 @@ class RayJudge:
     async def lint(self, task: Task, *, device: str | None = None) -> LintReport:
         lost: list[_Slot] = []
         while True:
-            slot = self._pick(device, avoid=lost)
+            slot = await self._pick(device, avoid=lost)
             try:
-                return await _awaited(slot.handle.lint.remote(task))
-            except _ray_actor_errors() as exc:
-                self._lost(slot, exc, lost, task.name)
+                return await awaited(slot.handle.lint.remote(task))
+            except ray_actor_errors() as exc:
+                await self._lost(slot, exc, lost, f"the lint of {task.name}")
 
     # -- routing and faults --------------------------------------------------------------------
 
-    def _pick(self, device: str | None, avoid: list[_Slot]) -> _Slot:
+    async def _pick(self, device: str | None, avoid: list[_Slot]) -> _Slot:
+        if self._gone is not None:
+            raise cluster_gone(self._gone)
         if not self._slots:
             raise JudgeUnavailable("the judge is not started (use `async with RayJudge(...)`)")
         matching = [slot for slot in self._slots if _matches(slot.label, device)]
@@ -336,6 +359,7 @@ class RayJudge:
             )
         live = [slot for slot in matching if slot.state != "gone"]
         if not live:
+            await self._raise_if_cluster_gone()
             raise JudgeUnavailable(
                 f"every judge actor for {device or 'this judge'} is gone (their nodes left the "
                 "Ray cluster, or they died more often than ADAEXPLORE_RAY__MAX_RESTARTS); "
@@ -344,25 +368,52 @@ class RayJudge:
         # an actor that just failed this evaluation, or is coming back, only when no other is
         return min(live, key=lambda s: (s in avoid, s.state == "recovering", s.in_flight, s.served))
 
-    def _lost(self, slot: _Slot, exc: Exception, lost: list[_Slot], task_name: str) -> None:
-        """Books an actor lost mid-call; raises once the evaluation has been retried enough."""
+    async def _lost(self, slot: _Slot, exc: Exception, lost: list[_Slot], what: str) -> None:
+        """Books an actor lost mid-call; raises once ``what`` (the evaluation of a task, …)
+        has been retried enough."""
         lost.append(slot)
         if slot.state == "ready":
             slot.state = "recovering"
             slot.recovery = asyncio.ensure_future(self._recover(slot))
         if len(lost) > self.settings.retries:
+            await self._raise_if_cluster_gone(what)
             raise JudgeUnavailable(
-                f"the evaluation of {task_name} lost its Ray actor on every attempt "
-                f"({len(lost)}; last {slot.label}: {_first_line(exc)}); the cluster is losing "
-                "actors or nodes, `ray status` shows it. No verdict was recorded; evaluate again."
+                f"{what} lost its Ray actor on every attempt "
+                f"({len(lost)}; last {slot.label}: {first_line(exc)}); the cluster is losing "
+                "actors or nodes, `ray status` shows it. No verdict was recorded; evaluate again"
             ) from None
         log.warning("judge actor %s lost mid-evaluation (%s); retrying elsewhere", slot.label, exc)
+
+    async def _raise_if_cluster_gone(self, in_flight: str | None = None) -> None:
+        """The actors are lost: if the head does not answer either, the cluster went away (a
+        restart, the end of an allocation) and only starting it again helps."""
+        gone = self._gone
+        if gone is None and self._head is not None and not await self._head.answers():
+            gone = self._head
+        if gone is not None:
+            raise cluster_gone(gone, in_flight) from None
+
+    async def _watch_head(self, ray: Any, head: Head) -> None:
+        """Leaves a cluster whose head stopped answering. Ray ends a process that has been
+        without its cluster's head for a minute (its GCS reconnection timeout), which would cut
+        a run off wherever it is, even waiting on a model; leaving first turns it into an error
+        on the next call, which the caller can report and a run can resume from."""
+        await head.gone(self.settings.head_check_s)
+        log.warning("the Ray cluster's head at %s stopped answering; leaving the cluster", head)
+        self._gone = head
+        for slot in self._slots:
+            slot.state = "gone"
+            if slot.recovery is not None:
+                slot.recovery.cancel()
+        if self._connected_here:
+            self._connected_here = False
+            await asyncio.to_thread(ray.shutdown)
 
     async def _recover(self, slot: _Slot) -> None:
         """Waits for Ray to restart the actor and its pool to warm; gives it up otherwise."""
         try:
             slot.info = await asyncio.wait_for(
-                _awaited(slot.handle.describe.remote()), self.settings.start_timeout_s
+                awaited(slot.handle.describe.remote()), self.settings.start_timeout_s
             )
             slot.state = "ready"
             log.info("judge actor %s is back on %s", slot.label, slot.info.node)
@@ -372,55 +423,9 @@ class RayJudge:
             slot.state = "gone"
             log.warning("judge actor %s is gone: %s", slot.label, exc)
             with contextlib.suppress(Exception):
-                _import_ray().kill(slot.handle, no_restart=True)
+                import_ray().kill(slot.handle, no_restart=True)
 
 
 def _matches(label: str, device: str | None) -> bool:
     """'cpu' and 'cuda' name any actor of their kind; 'cuda:1' names one."""
     return device is None or label == device or label.split(":")[0] == device
-
-
-async def _awaited(ref: Any) -> Any:
-    """The value of a Ray object reference; an actor's exception raised as the local judge
-    would raise it."""
-    try:
-        return await ref
-    except _ray_task_error() as exc:
-        raise _translated(exc, "a judge actor failed") from None
-
-
-def _translated(exc: BaseException, what: str) -> BaseException:
-    cause = getattr(exc, "cause", None)
-    if isinstance(cause, _PASSED_ON):
-        return cause
-    if isinstance(exc, _PASSED_ON | _ray_actor_errors()):
-        return exc
-    return JudgeError(f"{what}: {_first_line(cause or exc)}")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _import_ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise JudgeUnavailable(
-            "--judge ray needs Ray on this machine and on every node of the cluster: "
-            "pip install 'adaexplore-mcp[ray]'"
-        ) from None
-    return ray
-
-
-def _ray_actor_errors() -> tuple[type[Exception], ...]:
-    from ray.exceptions import RayActorError
-
-    return (RayActorError,)
-
-
-def _ray_task_error() -> type[Exception]:
-    from ray.exceptions import RayTaskError
-
-    return RayTaskError

@@ -13,6 +13,11 @@ from adaexplore_mcp.judge.exceptions import JudgeUnavailable
 CPU_ACTORS_DEFAULT = 2
 
 
+class ClusterLacks(JudgeUnavailable):
+    """The cluster does not have what the actors need at all (not merely held by others now):
+    waiting for it to be freed cannot help, so the judge says so at once."""
+
+
 @dataclass(frozen=True)
 class ActorPlan:
     gpu: bool
@@ -24,7 +29,8 @@ def plan_actors(
 ) -> ActorPlan:
     """The actors to place for the judge's ``device`` ('cpu', 'cuda', 'cuda:N…' or 'auto'),
     given the cluster's total and free resources (``ray.cluster_resources()``,
-    ``ray.available_resources()``). Raises ``JudgeUnavailable`` when they cannot be placed."""
+    ``ray.available_resources()``). Raises ``JudgeUnavailable`` when they cannot be placed now,
+    ``ClusterLacks`` when the cluster could not place them even with nothing else running."""
     spec = parse_device_spec(device)
     total_gpus = int(cluster.get("GPU", 0))
     free_gpus = int(free.get("GPU", 0))
@@ -33,7 +39,7 @@ def plan_actors(
         _check_cpus(count, settings, free)
         return ActorPlan(gpu=False, count=count)
     if total_gpus == 0:
-        raise JudgeUnavailable(
+        raise ClusterLacks(
             f"the Ray cluster has no GPU ({_described(cluster)}); add GPU nodes to it, or use "
             "--device cpu to judge correctness in Triton's CPU interpreter"
         )
@@ -44,7 +50,8 @@ def plan_actors(
         )
     count = settings.actors or free_gpus
     if count > free_gpus:
-        raise JudgeUnavailable(
+        kind = ClusterLacks if count > total_gpus else JudgeUnavailable
+        raise kind(
             f"{count} judge actors need {count} GPUs but only {free_gpus} of the Ray cluster's "
             f"{total_gpus} are free; lower ADAEXPLORE_RAY__ACTORS or free some"
         )
