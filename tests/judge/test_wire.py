@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from adaexplore_mcp.config import TimingSettings
-from adaexplore_mcp.judge.trusted.timing import Handoff, SpanResult, plan_calls
+from adaexplore_mcp.judge.trusted.spans import plan_calls
+from adaexplore_mcp.judge.trusted.timing import Handoff, SpanResult
 from adaexplore_mcp.judge.wire.frames import HEADER, Channel, ChannelClosed, FrameBuffer, FrameError
 from adaexplore_mcp.judge.wire.subject import ValuesAnswer, answer_adapter
 from adaexplore_mcp.judge.wire.values import (

@@ -14,10 +14,12 @@ from pydantic import BaseModel
 from adaexplore_mcp.judge.result import Phase, RuntimeStats
 from adaexplore_mcp.judge.trusted.common import ask_task, gpu_lock, task_failure
 from adaexplore_mcp.judge.trusted.compare import Comparison
+from adaexplore_mcp.judge.trusted.gpu import Gpu
 from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed
 from adaexplore_mcp.judge.trusted.report import Reporter
+from adaexplore_mcp.judge.trusted.spans import run_spans, stats
 from adaexplore_mcp.judge.trusted.timed_calls import first_wrong
-from adaexplore_mcp.judge.trusted.timing import Gpu, SpanResult, SpanTimer, run_spans, stats
+from adaexplore_mcp.judge.trusted.timing import SpanResult, SpanTimer
 from adaexplore_mcp.judge.wire.jobs import ChildJob
 from adaexplore_mcp.judge.wire.subject import (
     BuildAnswer,

@@ -11,15 +11,10 @@ from adaexplore_mcp.config import Ops
 from adaexplore_mcp.judge import roofline
 from adaexplore_mcp.judge.result import KernelTime, Phase, RuntimeStats, TimingDetail
 from adaexplore_mcp.judge.trusted import integrity
+from adaexplore_mcp.judge.trusted.gpu import Gpu
 from adaexplore_mcp.judge.trusted.peaks import PeakFlops, describe_math, peak_math
-from adaexplore_mcp.judge.trusted.timing import (
-    Gpu,
-    SpanResult,
-    SpanTimer,
-    run_spans,
-    set_bytes,
-    stats,
-)
+from adaexplore_mcp.judge.trusted.spans import run_spans, stats
+from adaexplore_mcp.judge.trusted.timing import SpanResult, SpanTimer, set_bytes
 from adaexplore_mcp.judge.wire.subject import Profile
 
 if TYPE_CHECKING:

@@ -38,18 +38,14 @@ uncounted).
 
 from __future__ import annotations
 
-import math
-import statistics
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from adaexplore_mcp.config import TimingSettings
-from adaexplore_mcp.judge.result import RuntimeStats
-from adaexplore_mcp.judge.trusted.hold import Hold
+from adaexplore_mcp.judge.trusted.gpu import Gpu
 from adaexplore_mcp.judge.trusted.link import Link, SubjectLost
 from adaexplore_mcp.judge.wire import cuda
 from adaexplore_mcp.judge.wire.ipc import ALIGN, LentArena, storage_bytes
@@ -70,65 +66,6 @@ SPAN_DEADLINE_S = 60.0
 
 class SubjectStuck(Exception):
     """The subject armed its calls but never reported them done."""
-
-
-def stats(samples_ms: list[float]) -> RuntimeStats:
-    return RuntimeStats(
-        median_ms=statistics.median(samples_ms),
-        mean_ms=statistics.fmean(samples_ms),
-        std_ms=statistics.pstdev(samples_ms) if len(samples_ms) > 1 else 0.0,
-        min_ms=min(samples_ms),
-        max_ms=max(samples_ms),
-        n=len(samples_ms),
-    )
-
-
-class Gpu:
-    """What this process measures with: a stream of its own and an L2 flush."""
-
-    def __init__(self, settings: TimingSettings) -> None:
-        self.device = torch.device("cuda", 0)
-        props = torch.cuda.get_device_properties(self.device)
-        l2_bytes = getattr(props, "L2_cache_size", 0) or 64 * 2**20
-        self.total_memory = props.total_memory
-        self.flush_buffer = torch.empty(
-            int(l2_bytes * settings.l2_flush_factor) // 4, dtype=torch.int32, device=self.device
-        )
-        self.stream = torch.cuda.Stream(self.device)
-        self.side = torch.cuda.Stream(self.device)
-        self._warm()
-        self.hold = Hold(self.device, self.stream)
-
-    def _warm(self) -> None:
-        """Load this process's own kernels now: a kernel loaded lazily inside a span would keep
-        the GPU idle there while the host loads it."""
-        scratch = torch.zeros(1024, dtype=torch.uint8, device=self.device)
-        with torch.cuda.stream(self.stream):
-            torch.bitwise_or(scratch, 0, out=scratch)
-            self.flush()
-            event = torch.cuda.Event(enable_timing=True)
-            event.record()
-        torch.cuda.synchronize(self.device)
-
-    def flush(self) -> None:
-        self.flush_buffer.zero_()
-
-    def bandwidth(self, size_mb: int = 256) -> float:
-        """Bytes per second the GPU copies device to device, best of a few runs: the fastest any
-        kernel can read its inputs."""
-        count = size_mb * 2**20 // 4
-        source = torch.empty(count, dtype=torch.int32, device=self.device)
-        target = torch.empty_like(source)
-        target.copy_(source)
-        best_s = math.inf
-        for _ in range(5):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            target.copy_(source)
-            end.record()
-            end.synchronize()
-            best_s = min(best_s, start.elapsed_time(end) / 1e3)
-        return 2 * count * 4 / best_s
 
 
 class _LayoutEncoder(Encoder):
@@ -203,21 +140,6 @@ class SpanResult:
 
     def per_call_ms(self, calls: int) -> float:
         return max(self.span_ms + self.charged_excess_ms - self.handoff_ms, 0.0) / calls
-
-
-@dataclass
-class Measurement:
-    per_call_ms: list[float] = field(default_factory=list)
-    handoff_ms: list[float] = field(default_factory=list)
-    fill_excess_ms: list[float] = field(default_factory=list)
-    held_excess_ms: list[float] = field(default_factory=list)
-    host_ms: list[float] = field(default_factory=list)
-    calls_per_span: int = 1
-    synchronizing: bool = False
-
-    @property
-    def spans(self) -> int:
-        return len(self.per_call_ms)
 
 
 class SpanTimer:
@@ -407,67 +329,3 @@ class SpanTimer:
             fill_ms=start.elapsed_time(opened),
             held_ms=self.gpu.hold.stolen_ms(),
         )
-
-
-def plan_calls(
-    settings: TimingSettings, *, per_call_ms: float, call_bytes: int, total_memory: int
-) -> tuple[int, int]:
-    """(calls per span, spans): spans of about ``span_ms`` of kernel time within the memory
-    budget, enough of them for ``target_ms`` and ``min_runs`` calls, at most ``max_runs``."""
-    budget = (
-        settings.memory_budget_mb * 2**20
-        if settings.memory_budget_mb
-        else max(2**30, total_memory // 10)
-    )
-    per_call_ms = max(per_call_ms, 1e-4)
-    by_memory = max(1, budget // max(call_bytes, 1))
-    by_time = math.ceil(settings.span_ms / per_call_ms)
-    calls = max(1, min(by_memory, by_time, settings.max_calls_per_span, settings.max_runs))
-    spans = math.ceil(settings.target_ms / (calls * per_call_ms))
-    spans = max(spans, settings.min_spans, math.ceil(settings.min_runs / calls))
-    spans = min(spans, settings.max_spans, max(settings.min_spans, settings.max_runs // calls))
-    return calls, spans
-
-
-def run_spans(
-    timer: SpanTimer,
-    *,
-    fresh_sets: Callable[[int], list[tuple[int, list[Any]]]],
-    check: Callable[[list[tuple[int, list[Any]]], SpanResult, int], None],
-    settings: TimingSettings,
-    total_memory: int,
-    warm: Callable[[], None] | None = None,
-) -> Measurement:
-    """A probe span of one call, then the planned spans; ``check`` sees every output."""
-    measurement = Measurement()
-    if warm is not None:
-        warm()
-    done = 0
-    for _ in range(3):  # until a probe is not slowed by what only a first call does
-        first = fresh_sets(1)
-        probe = timer.span([values for _, values in first])
-        check(first, probe, done)
-        done += 1
-        if not probe.synchronizing:
-            break
-    timer.synchronizing = False
-    per_call = probe.per_call_ms(1)
-    call_bytes = 4 * set_bytes(first[0][1]) + 3 * sum(
-        o.untyped_storage().nbytes() for o in probe.outputs[0] if isinstance(o, torch.Tensor)
-    )
-    calls, spans = plan_calls(
-        settings, per_call_ms=per_call, call_bytes=call_bytes, total_memory=total_memory
-    )
-    measurement.calls_per_span = calls
-    for _ in range(spans):
-        sets = fresh_sets(calls)
-        result = timer.span([values for _, values in sets])
-        check(sets, result, done)
-        done += calls
-        measurement.per_call_ms.append(result.per_call_ms(calls))
-        measurement.handoff_ms.append(result.handoff_ms)
-        measurement.fill_excess_ms.append(result.fill_excess_ms)
-        measurement.held_excess_ms.append(result.held_excess_ms)
-        measurement.host_ms.append(result.host_s * 1e3 / calls)
-    measurement.synchronizing = timer.synchronizing
-    return measurement
