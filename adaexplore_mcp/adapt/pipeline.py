@@ -25,10 +25,10 @@ from adaexplore_mcp.adapt.synthesis import (
     validate,
 )
 from adaexplore_mcp.config import Ops, Precision, Settings
-from adaexplore_mcp.driver.records import Strategy, write_text
 from adaexplore_mcp.judge import Judge, open_judge
 from adaexplore_mcp.llm import LLM
 from adaexplore_mcp.memory import SkillMemory
+from adaexplore_mcp.rundir import Strategy, runs_root, write_text
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task, TaskError, bundled_tasks, load_task_file
 
@@ -126,7 +126,7 @@ async def _adapt(
     )
     if not spec.run_strategy or not kept:
         return result
-    run_dir = spec.run_dir or spec.out_dir.parent / "runs" / time.strftime("%Y%m%d-%H%M%S")
+    run_dir = spec.run_dir or runs_root(spec.out_dir.parent) / time.strftime("%Y%m%d-%H%M%S")
     # read with the run's own memory settings, so a starter memory installed on first use is
     # in the "before" picture and not reported as learned
     memory = SkillMemory(Store(settings.database_path), settings.memory)

@@ -24,7 +24,7 @@ from adaexplore_mcp.cli.common import (
     settings_with,
 )
 from adaexplore_mcp.config import Ops, Precision
-from adaexplore_mcp.driver.records import Strategy
+from adaexplore_mcp.rundir import Strategy
 
 
 def adapt_command(
@@ -75,6 +75,7 @@ def adapt_command(
     from adaexplore_mcp.driver import DriveError
     from adaexplore_mcp.judge import JudgeError
     from adaexplore_mcp.llm import LLMNotConfigured, open_llm
+    from adaexplore_mcp.rundir import RunDirError
 
     strategies = get_args(Strategy)
     if strategy not in strategies:
@@ -114,7 +115,7 @@ def adapt_command(
 
     try:
         result = asyncio.run(main())
-    except DriveError as exc:
+    except (DriveError, RunDirError) as exc:
         raise fail(str(exc), exc.exit_code) from None
     except JudgeError as exc:
         raise fail(f"the judge could not run: {exc}", EXIT_JUDGE) from None

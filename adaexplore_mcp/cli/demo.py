@@ -70,8 +70,10 @@ def demo_command(
         intro = f"adaexplore-mcp demo: {REPLAY_NOTICE}.\n{transcript.about}"
     else:
         intro = f"adaexplore-mcp demo: a live model, {llm.provider} {llm.model}."
+    from adaexplore_mcp.rundir import RunPaths, runs_root
+
     if run_dir is None:
-        run_dir = settings.home / "runs" / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
+        run_dir = runs_root(settings.home) / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
     spec = DriveSpec(
         strategy="adaexplore",
         memory="rules",
@@ -83,7 +85,8 @@ def demo_command(
     )
     result = run_and_report(spec, settings, quiet=quiet, llm=llm, intro=intro)
     summary = result.summaries[0] if result.summaries else None
-    best = run_dir / "tasks" / task / "best_kernel.py"
+    task_paths = RunPaths(run_dir).task(task)
+    best = task_paths.best_kernel
     if summary is None or not summary.correct:
         out.print("no kernel was correct in this run.")
     elif (
@@ -111,7 +114,7 @@ def demo_command(
     if best.is_file():
         out.print(f"its code: {best}", markup=False)
     out.print(
-        f"every prompt, reply, kernel and verdict: {run_dir / 'tasks' / task / 'steps'}",
+        f"every prompt, reply, kernel and verdict: {task_paths.steps}",
         markup=False,
     )
     if getattr(llm, "replay", False):

@@ -120,7 +120,8 @@ def drive_command(
 
     Every prompt, reply, kernel and verdict goes into the run directory; an interrupted run continues with --resume. Exits 2 for a usage or key problem, 3 when the judge cannot run, 130 on Ctrl-C.
     """  # noqa: E501 (one paragraph: typer keeps the docstring's line breaks)
-    from adaexplore_mcp.driver import DriveSpec, RunConfig, RunDir, RunDirError
+    from adaexplore_mcp.driver import DriveSpec, RunConfig
+    from adaexplore_mcp.rundir import RunDir, RunDirError, runs_root
 
     settings = settings_with(device, judge_url=judge_url, judge_token=judge_token)
     names = _task_refs(task or [], tasks_from)
@@ -154,7 +155,7 @@ def drive_command(
     settings = settings.model_copy(update={"llm": llm_settings})
     if run_dir is None:
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        run_dir = settings.home / "runs" / f"{stamp}-{chosen_strategy}"
+        run_dir = runs_root(settings.home) / f"{stamp}-{chosen_strategy}"
     try:
         spec = DriveSpec(
             strategy=chosen_strategy,  # type: ignore[arg-type]
@@ -209,6 +210,7 @@ def run_and_report(spec, settings: Settings, *, quiet: bool, llm=None, intro: st
         progress_table,
     )
     from adaexplore_mcp.llm import LLMNotConfigured, open_llm
+    from adaexplore_mcp.rundir import RunDirError, is_run_dir
 
     logging.basicConfig(
         level=logging.WARNING,
@@ -240,11 +242,11 @@ def run_and_report(spec, settings: Settings, *, quiet: bool, llm=None, intro: st
         err.print("interrupted; every finished step is recorded. Resume with:", soft_wrap=True)
         err.print(f"  {resume_hint}", markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    except DriveError as exc:
+    except (DriveError, RunDirError) as exc:
         _print_last(display)
         err.print("[red]error:[/red] ", end="")
         err.print(str(exc), markup=False, soft_wrap=True)
-        if (spec.run_dir / "run.json").is_file():
+        if is_run_dir(spec.run_dir):
             err.print("The finished steps are recorded; after fixing it, resume with:")
             err.print(f"  {resume_hint}", markup=False, soft_wrap=True)
         raise typer.Exit(exc.exit_code) from None

@@ -18,6 +18,7 @@ from adaexplore_mcp.report import (
     report_for_search,
     write_report,
 )
+from adaexplore_mcp.rundir import RunPaths
 from adaexplore_mcp.search_engine import UnknownSearch
 
 
@@ -58,7 +59,7 @@ def report_command(
             report = report_for_run(run, store)
         except RunDirError as exc:
             raise fail(str(exc)) from None
-        destination = output or path / "report.html"
+        destination = output or RunPaths(path).report
     elif "/" in target or target.endswith(".py") or path.exists():
         raise fail(
             f"{target} is neither a directory nor a file; pass a run directory, a search id "

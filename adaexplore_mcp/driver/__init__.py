@@ -3,8 +3,8 @@
     result = await drive(DriveSpec(strategy="adaexplore", steps=20, tasks=["softmax"],
                                    run_dir=Path("runs/a")), Settings(), llm)
 
-``docs/driver.md`` describes the strategies, the memory modes, the run directory (``records.py``
-is its format) and resuming.
+``docs/driver.md`` describes the strategies, the memory modes, the run directory (the ``rundir``
+package owns its format) and resuming.
 """
 
 from adaexplore_mcp.driver.display import LiveDisplay, QuietObserver, progress_table
@@ -16,7 +16,6 @@ from adaexplore_mcp.driver.errors import (
     RunMismatch,
 )
 from adaexplore_mcp.driver.progress import Observer, RunProgress, RunResult, TaskProgress
-from adaexplore_mcp.driver.records import RunConfig, StepRecord, TaskRecord, TaskSummary, Usage
 from adaexplore_mcp.driver.replay import (
     REPLAY_NOTICE,
     ReplayLLM,
@@ -24,8 +23,16 @@ from adaexplore_mcp.driver.replay import (
     demo_transcripts,
     load_transcript,
 )
-from adaexplore_mcp.driver.rundir import RunDir, RunDirError
 from adaexplore_mcp.driver.runner import Driver, DriveSpec, drive
+from adaexplore_mcp.rundir import (
+    RunConfig,
+    RunDir,
+    RunDirError,
+    StepRecord,
+    TaskRecord,
+    TaskSummary,
+    Usage,
+)
 
 STRATEGIES = ("adaexplore", "one-shot", "best-of-n", "refine", "metr")
 MEMORY_MODES = ("none", "rules", "reasoning-bank")

@@ -8,17 +8,16 @@ from collections import Counter
 
 from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.driver.progress import TaskProgress, best_label
-from adaexplore_mcp.driver.records import StepRecord, TaskSummary, Usage
-from adaexplore_mcp.driver.rundir import RunDir
-from adaexplore_mcp.driver.steps import TaskRun
+from adaexplore_mcp.driver.steps import DrivenTask
 from adaexplore_mcp.driver.tools import Tools
 from adaexplore_mcp.llm import LLMError, UsageTotals
 from adaexplore_mcp.memory import ReasoningBank, TaskOutcome
+from adaexplore_mcp.rundir import RunDir, StepRecord, TaskSummary, Usage
 
 log = logging.getLogger(__name__)
 
 
-async def summarize(tools: Tools, run: RunDir, task: TaskRun) -> TaskSummary:
+async def summarize(tools: Tools, run: RunDir, task: DrivenTask) -> TaskSummary:
     """summary.json (and best_kernel.py) of a task: the best kernel so far on the measurements
     recorded (``reeval`` re-measures), and the task's totals. Written after every step, so an
     interrupted run has them."""
@@ -65,7 +64,7 @@ def merged_usage(before: Usage, now: UsageTotals) -> Usage:
     )
 
 
-def task_progress(task: TaskRun, steps: int, summary: TaskSummary | None) -> TaskProgress:
+def task_progress(task: DrivenTask, steps: int, summary: TaskSummary | None) -> TaskProgress:
     last = task.records[max(task.records)] if task.records else None
     return TaskProgress(
         task=task.name,
@@ -86,7 +85,7 @@ def _last(record: StepRecord | None) -> str | None:
     return f"{record.action}: {record.outcome.replace('_', ' ')}"
 
 
-def lessons_for(bank: ReasoningBank, task: TaskRun, run: RunDir, k: int) -> list[str]:
+def lessons_for(bank: ReasoningBank, task: DrivenTask, run: RunDir, k: int) -> list[str]:
     """The lessons of the most similar tasks, from other runs (a resumed run's own lessons are
     about the very tasks it is running)."""
     run_id = str(run.path.resolve())
@@ -95,20 +94,19 @@ def lessons_for(bank: ReasoningBank, task: TaskRun, run: RunDir, k: int) -> list
 
 
 async def distil_lesson(
-    bank: ReasoningBank, run: RunDir, task: TaskRun, summary: TaskSummary | None
+    bank: ReasoningBank, run: RunDir, task: DrivenTask, summary: TaskSummary | None
 ) -> None:
     """The finished task's lesson, once per run and task; a model that fails costs the lesson,
     not the run."""
     run_id = str(run.path.resolve())
     if any(x.task == task.name and x.run == run_id for x in bank.lessons()):
         return
-    best = run.task_dir(task.name) / "best_kernel.py"
     failures = Counter(run.failures(task.name))
     outcome = TaskOutcome(
         steps=len(task.records),
         solved=bool(summary and summary.correct),
         best_speedup=summary.speedup_eager if summary else None,
-        best_kernel=best.read_text() if best.is_file() else None,
+        best_kernel=run.best_kernel(task.name),
         failures=[text for text, _ in failures.most_common()],
     )
     try:

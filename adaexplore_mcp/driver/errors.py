@@ -3,6 +3,8 @@ message that says what to do next; the steps finished before it are all recorded
 
 from __future__ import annotations
 
+from adaexplore_mcp.rundir import RunDirError
+
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_JUDGE = 3
@@ -37,8 +39,8 @@ class JudgeUnreachable(DriveError):
 
 
 def first_error(errors: BaseExceptionGroup) -> BaseException:
-    """The error to report from a task group's: a ``DriveError`` if any (the workers that were
-    cancelled because of it only add noise), else the first."""
+    """The error to report from a task group's: a ``DriveError`` or ``RunDirError`` if any (the
+    workers that were cancelled because of it only add noise), else the first."""
     leaves: list[BaseException] = []
 
     def walk(group: BaseExceptionGroup) -> None:
@@ -49,4 +51,4 @@ def first_error(errors: BaseExceptionGroup) -> BaseException:
                 leaves.append(exc)
 
     walk(errors)
-    return next((exc for exc in leaves if isinstance(exc, DriveError)), leaves[0])
+    return next((exc for exc in leaves if isinstance(exc, (DriveError, RunDirError))), leaves[0])

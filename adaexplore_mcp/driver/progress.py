@@ -7,7 +7,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from adaexplore_mcp.driver.records import RunConfig, TaskSummary, Usage
+from adaexplore_mcp.rundir import RunConfig, TaskSummary, Usage
 
 
 class TaskProgress(BaseModel):

@@ -34,25 +34,26 @@ from adaexplore_mcp.driver.progress import (
     RunProgress,
     RunResult,
 )
-from adaexplore_mcp.driver.records import (
-    MemoryMode,
-    RunConfig,
-    StepRecord,
-    TaskRecord,
-    TaskSummary,
-    Usage,
-)
-from adaexplore_mcp.driver.records import Strategy as StrategyName
 from adaexplore_mcp.driver.replies import UnusableReply
-from adaexplore_mcp.driver.rundir import RunDir, RunDirError
 from adaexplore_mcp.driver.scheduler import Scheduler
-from adaexplore_mcp.driver.steps import StepContext, StepFailed, TaskRun
+from adaexplore_mcp.driver.steps import DrivenTask, StepContext, StepFailed
 from adaexplore_mcp.driver.strategies import Strategy, make_strategy
 from adaexplore_mcp.driver.tools import ToolFailed, Tools
 from adaexplore_mcp.judge import Judge, JudgeError
 from adaexplore_mcp.llm import LLM
 from adaexplore_mcp.mcp_server import Workbench, build_server
 from adaexplore_mcp.memory import LLMDistiller, ReasoningBank, SkillMemory
+from adaexplore_mcp.rundir import (
+    MemoryMode,
+    RunConfig,
+    RunDir,
+    RunDirError,
+    StepRecord,
+    TaskRecord,
+    TaskSummary,
+    Usage,
+)
+from adaexplore_mcp.rundir import Strategy as StrategyName
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import task_from_source
 
@@ -108,7 +109,7 @@ class Driver:
         self._observer = observer
         self._strategy: Strategy = make_strategy(spec.strategy, spec.seed)
         self.steps = min(spec.steps, self._strategy.max_steps or spec.steps)
-        self._tasks: list[TaskRun] = []
+        self._tasks: list[DrivenTask] = []
         self._summaries: dict[str, TaskSummary] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._llm_errors = 0
@@ -231,7 +232,7 @@ class Driver:
             self._locks[name] = asyncio.Lock()
             await self._summarize(tools, task)
 
-    async def _task(self, tools: Tools, run: RunDir, name: str, ref: str) -> TaskRun:
+    async def _task(self, tools: Tools, run: RunDir, name: str, ref: str) -> DrivenTask:
         assert self._config is not None
         record = run.task_record(name)
         if record is not None and record.search_id is not None:
@@ -264,7 +265,7 @@ class Driver:
             )
             run.write_task(record)
         assert record.search_id is not None
-        task = TaskRun(
+        task = DrivenTask(
             task=task_from_source(record.source, record.name),
             search_id=record.search_id,
             precision=self._config.precision.value,
@@ -296,7 +297,7 @@ class Driver:
                 self._scheduler.release(task, number, record)
             await self._after(task, record, tools)
 
-    async def _step(self, task: TaskRun, number: int, worker: int, tools: Tools) -> StepRecord:
+    async def _step(self, task: DrivenTask, number: int, worker: int, tools: Tools) -> StepRecord:
         run = self._run
         assert run is not None
         run.begin_step(task.name, number)
@@ -320,7 +321,7 @@ class Driver:
         run.finish_step(record)
         return record
 
-    async def _after(self, task: TaskRun, record: StepRecord, tools: Tools) -> None:
+    async def _after(self, task: DrivenTask, record: StepRecord, tools: Tools) -> None:
         async with self._locks[task.name]:
             await self._summarize(tools, task)
         self._write_usage()
@@ -339,11 +340,11 @@ class Driver:
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
-    async def _summarize(self, tools: Tools, task: TaskRun) -> None:
+    async def _summarize(self, tools: Tools, task: DrivenTask) -> None:
         assert self._run is not None
         self._summaries[task.name] = await summarize(tools, self._run, task)
 
-    async def _distil(self, task: TaskRun) -> None:
+    async def _distil(self, task: DrivenTask) -> None:
         """reasoning-bank: the task's lesson, once all its steps are done."""
         if self._bank is None or task.distilled or len(task.records) < self.steps:
             return

@@ -12,14 +12,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from adaexplore_mcp.driver.records import StepRecord
-from adaexplore_mcp.driver.steps import TaskRun
+from adaexplore_mcp.driver.steps import DrivenTask
+from adaexplore_mcp.rundir import StepRecord
 
 
 class Scheduler:
     def __init__(
         self,
-        tasks: list[TaskRun],
+        tasks: list[DrivenTask],
         steps: int,
         limit: int,
         *,
@@ -32,7 +32,7 @@ class Scheduler:
         # one event loop, no threads: the state needs no lock, only a wake-up for waiters
         self._changed = asyncio.Event()
 
-    def _open_step(self, task: TaskRun) -> int | None:
+    def _open_step(self, task: DrivenTask) -> int | None:
         if len(task.running) >= self._limit:
             return None
         for number in range(1, self._steps + 1):
@@ -40,7 +40,7 @@ class Scheduler:
                 return number
         return None
 
-    async def claim(self) -> tuple[TaskRun, int] | None:
+    async def claim(self) -> tuple[DrivenTask, int] | None:
         """The next step to take; None once every step is finished or taken by another worker
         that will finish it. Waits while the only open steps wait on running ones."""
         while True:
@@ -59,7 +59,7 @@ class Scheduler:
             self._changed.clear()
             await self._changed.wait()
 
-    def release(self, task: TaskRun, number: int, record: StepRecord | None) -> None:
+    def release(self, task: DrivenTask, number: int, record: StepRecord | None) -> None:
         """A step ended: finished with its record, or (None) not recorded and open again."""
         task.running.discard(number)
         if record is not None:

@@ -19,11 +19,10 @@ from typing import TypeVar
 from adaexplore_mcp.config import DriverSettings, Ops
 from adaexplore_mcp.driver.errors import DriveError, JudgeUnreachable, ModelRefused
 from adaexplore_mcp.driver.prompts import SYSTEM, Role
-from adaexplore_mcp.driver.records import MemoryMode, StepOutcome, StepRecord, Strategy
-from adaexplore_mcp.driver.rundir import RunDir
 from adaexplore_mcp.driver.tools import BudgetSpent, JudgeDown, PatchRefused, ToolFailed, Tools
 from adaexplore_mcp.llm import LLM, LLMAuthError, LLMError, LLMNotConfigured, Message
 from adaexplore_mcp.mcp_server import Step
+from adaexplore_mcp.rundir import MemoryMode, RunDir, StepOutcome, StepRecord, Strategy
 from adaexplore_mcp.search_engine import Edit
 from adaexplore_mcp.tasks import Task
 
@@ -46,7 +45,7 @@ class StepFailed(Exception):
 
 
 @dataclass
-class TaskRun:
+class DrivenTask:
     """One task of a run: its search, the lessons its prompts carry, its finished steps."""
 
     task: Task
@@ -70,7 +69,7 @@ class StepContext:
         self,
         *,
         run: RunDir,
-        task: TaskRun,
+        task: DrivenTask,
         step: int,
         worker: int,
         strategy: Strategy,
@@ -136,7 +135,7 @@ class StepContext:
         turns = [f"{head}: system =====\n{system}"]
         turns += [f"{head}: {m.role} =====\n{m.content}" for m in messages]
         self._prompts.append("\n\n".join(turns))
-        self.run.write_step_text(self.task.name, self.step, "prompt.txt", self._joined_prompts())
+        self.run.write_prompt(self.task.name, self.step, self._joined_prompts())
         try:
             completion = await self.llm.complete(
                 system=system,
@@ -155,9 +154,7 @@ class StepContext:
             self.cost_usd = (self.cost_usd or 0.0) + usage.cost_usd
         cut = " (cut off at max_tokens)" if completion.truncated else ""
         self._replies.append(f"===== call {self._calls} ({role}){cut} =====\n{completion.text}")
-        self.run.write_step_text(
-            self.task.name, self.step, "reply.txt", "\n\n".join(self._replies) + "\n"
-        )
+        self.run.write_reply(self.task.name, self.step, "\n\n".join(self._replies) + "\n")
         return completion.text
 
     def _joined_prompts(self) -> str:
@@ -227,10 +224,10 @@ class StepContext:
         node = await self.tools.get_node(self.task.search_id, step.node.id)
         result = node.result
         if node.code is not None:
-            self.run.write_step_text(self.task.name, self.step, "kernel.py", node.code)
+            self.run.write_kernel(self.task.name, self.step, node.code)
         if result is None:  # the server always judges a step; a missing result is a bug there
             raise DriveError(f"task {self.task.name}: node {node.id} came back without a verdict")
-        self.run.write_step_json(self.task.name, self.step, "verdict.json", result)
+        self.run.write_verdict(self.task.name, self.step, result)
         status = result.status.value
         if (
             self.memory == "rules"

@@ -27,7 +27,6 @@ from abc import ABC, abstractmethod
 from typing import ClassVar
 
 from adaexplore_mcp.driver import prompts
-from adaexplore_mcp.driver.records import Strategy as StrategyName
 from adaexplore_mcp.driver.replies import (
     kernel_from_reply,
     patch_from_reply,
@@ -38,6 +37,7 @@ from adaexplore_mcp.driver.steps import StepContext, StepFailed
 from adaexplore_mcp.driver.tools import PatchRefused, TreeRow
 from adaexplore_mcp.llm import Message
 from adaexplore_mcp.mcp_server import NodeSelection, Step
+from adaexplore_mcp.rundir import Strategy as StrategyName
 from adaexplore_mcp.search_engine import Action, Edit
 
 

@@ -19,8 +19,7 @@ from adaexplore_mcp.report.html import (
     unified_diff,
     write_report,
 )
-from adaexplore_mcp.report.reeval import REEVAL_FILE, ReevalReport, TaskReeval, history, reeval_run
-from adaexplore_mcp.report.run import RunData, RunDirError, TaskRun, is_run_dir, load_run
+from adaexplore_mcp.report.reeval import ReevalReport, TaskReeval, history, reeval_run
 from adaexplore_mcp.report.stats import (
     FAST_P,
     Bootstrap,
@@ -37,6 +36,7 @@ from adaexplore_mcp.report.stats import (
     task_stats,
 )
 from adaexplore_mcp.report.tree import ReportNode, TreeDrawing, layout
+from adaexplore_mcp.rundir import REEVAL_FILE, RunData, RunDirError, TaskRun, is_run_dir, load_run
 
 __all__ = [
     "FAST_P",

@@ -25,10 +25,8 @@ from markupsafe import Markup
 from pydantic import BaseModel, Field
 
 from adaexplore_mcp.config import MemorySettings, Ops, Precision
-from adaexplore_mcp.driver.records import RunConfig, TaskSummary, write_text
 from adaexplore_mcp.memory import RuleStatus, SkillMemory
 from adaexplore_mcp.report.chart import Chart, chart
-from adaexplore_mcp.report.run import RunData, TaskRun
 from adaexplore_mcp.report.stats import RunStats, TaskStats, run_stats, task_stats
 from adaexplore_mcp.report.tree import (
     STATUS_COLOURS,
@@ -38,6 +36,7 @@ from adaexplore_mcp.report.tree import (
     nodes_from_events,
     nodes_from_export,
 )
+from adaexplore_mcp.rundir import RunConfig, RunData, TaskRun, TaskSummary, write_text
 from adaexplore_mcp.search_engine import SearchEngine, SearchExport, UnknownSearch
 from adaexplore_mcp.store import Store
 

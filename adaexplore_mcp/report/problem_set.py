@@ -15,11 +15,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from adaexplore_mcp.driver.records import write_text
 from adaexplore_mcp.problem_set import SetRecord, SetSummary, read_records, summarize
 from adaexplore_mcp.report.html import _environment, _version
 from adaexplore_mcp.report.stats import FAST_P
 from adaexplore_mcp.report.tree import STATUS_COLOURS
+from adaexplore_mcp.rundir import write_text
 
 
 class SetReport(BaseModel):

@@ -19,14 +19,11 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from adaexplore_mcp.config import Ops, Precision
-from adaexplore_mcp.driver.records import TaskSummary, write_json
 from adaexplore_mcp.judge import EvalResult, Judge, JudgeError
-from adaexplore_mcp.report.run import RunData, TaskRun
+from adaexplore_mcp.rundir import RunData, TaskRun, TaskSummary, write_json
 from adaexplore_mcp.tasks import Task, TaskError, task_from_source
 
 log = logging.getLogger(__name__)
-
-REEVAL_FILE = "reeval.json"
 
 
 class TaskReeval(BaseModel):
@@ -98,7 +95,7 @@ async def reeval_run(
 
 def history(task_run: TaskRun) -> list[TaskReeval]:
     """Every earlier re-evaluation of a task, oldest first."""
-    path = task_run.directory / REEVAL_FILE
+    path = task_run.paths.reeval
     if not path.is_file():
         return []
     return [TaskReeval.model_validate(item) for item in json.loads(path.read_text())]
@@ -180,7 +177,7 @@ def _record(task_run: TaskRun, result: TaskReeval) -> None:
     old summary and a history that says what was measured."""
     entries = [item.model_dump(mode="json") for item in history(task_run)]
     entries.append(result.model_dump(mode="json"))
-    write_json(task_run.directory / REEVAL_FILE, entries)
+    write_json(task_run.paths.reeval, entries)
     summary = task_run.summary
     assert summary is not None
     if result.outcome == "failed":
@@ -200,14 +197,14 @@ def _record(task_run: TaskRun, result: TaskReeval) -> None:
         )
     else:  # correctness re-checked on the CPU: the timings it had (if any) stay as they were
         return
-    write_json(task_run.directory / "summary.json", updated)
+    write_json(task_run.paths.summary, updated)
     task_run.summary = updated
 
 
 def _task(task_run: TaskRun) -> Task:
     record = task_run.record
     if record is None:
-        raise TaskError(f"{task_run.directory / 'task.json'} is missing")
+        raise TaskError(f"{task_run.paths.record} is missing")
     task = task_from_source(record.source, record.name)
     if task.hash != record.hash:
         # the source is the one the run judged; a different hash means a changed task format

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
-from adaexplore_mcp.report.run import TaskRun
+from adaexplore_mcp.rundir import TaskRun
 from adaexplore_mcp.search_engine import SearchExport
 
 X_GAP = 34.0  # between neighbouring leaves

@@ -11,7 +11,7 @@ import time
 from collections import Counter
 
 from adaexplore_mcp.driver import RunConfig
-from adaexplore_mcp.driver.records import read_events
+from adaexplore_mcp.rundir import read_events
 from tests.llm.conftest import KEYS
 
 from .conftest import cli, cli_environment

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from adaexplore_mcp.driver import DriveSpec, JudgeUnreachable, ModelFailing, ModelRefused, drive
-from adaexplore_mcp.driver.records import read_events, step_dir
 from adaexplore_mcp.judge import JudgeUnavailable
+from adaexplore_mcp.rundir import read_events, step_dir
 from tests.llm.fake_providers import Reply
 from tests.mcp_server.conftest import StubJudge
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from adaexplore_mcp.config import database_path
-from adaexplore_mcp.driver.records import read_events, step_dir
+from adaexplore_mcp.rundir import read_events, step_dir
 from adaexplore_mcp.search_engine.steps import normalized_kernel
 from tests.llm.conftest import KEYS
 from tests.llm.fake_providers import Reply

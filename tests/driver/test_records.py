@@ -1,7 +1,7 @@
 import os
 import stat
 
-from adaexplore_mcp.driver.records import read_events, write_json, write_text
+from adaexplore_mcp.rundir import read_events, write_json, write_text
 
 
 def test_run_files_get_the_users_usual_mode_and_no_temporary_is_left(tmp_path):

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from adaexplore_mcp.driver import DriveSpec, RunDir, RunDirError, RunMismatch, drive
-from adaexplore_mcp.driver.records import read_events, step_dir
+from adaexplore_mcp.rundir import read_events, step_dir
 
 from .conftest import Recorder, llm_for, run_settings
 

@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 
 from adaexplore_mcp.driver import RunConfig, StepRecord, TaskSummary
-from adaexplore_mcp.driver.records import read_events, step_dir
 from adaexplore_mcp.mcp_server import Workbench
 from adaexplore_mcp.memory import ReasoningBank, SkillMemory
+from adaexplore_mcp.rundir import read_events, step_dir
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import get_bundled_task
 from tests.llm.fake_providers import Reply

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from adaexplore_mcp.config import MemorySettings, Ops, Precision, SearchSettings
-from adaexplore_mcp.driver.records import (
+from adaexplore_mcp.memory import SkillMemory
+from adaexplore_mcp.rundir import (
     RunConfig,
     StepRecord,
     TaskRecord,
@@ -22,7 +23,6 @@ from adaexplore_mcp.driver.records import (
     write_json,
     write_text,
 )
-from adaexplore_mcp.memory import SkillMemory
 from adaexplore_mcp.search_engine import Edit, SearchEngine
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task, task_from_source

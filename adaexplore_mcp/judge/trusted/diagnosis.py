@@ -14,7 +14,6 @@ from adaexplore_mcp.judge.result import Mismatch, Phase, ShapeError
 from adaexplore_mcp.judge.trusted.common import Verdict
 from adaexplore_mcp.judge.trusted.link import SubjectFailed, SubjectLost
 from adaexplore_mcp.judge.trusted.report import TaskFailed
-from adaexplore_mcp.judge.wire.subject import ForgetRequest, OkAnswer
 from adaexplore_mcp.tasks import VariantRole
 
 if TYPE_CHECKING:
@@ -33,15 +32,15 @@ def diagnose_rounding(evaluation: Evaluation, mismatch: Mismatch) -> None:
             built = variant.name in evaluation.parameter_bytes
             if variant.role is VariantRole.DERIVED and not built:
                 continue  # the reference may not run it; only shapes already checked
-            key, master = evaluation._inputs(variant)
+            key, master = evaluation.exchange.inputs(variant)
             if variant.describe() == mismatch.variant:
                 errors[0].inputs = _numel(master)
-                evaluation._task(ForgetRequest(keys=[key]), OkAnswer)
+                evaluation.exchange.forget(key)
                 continue
             if not built:
                 evaluation._build(variant, None)
             outputs, _, _, _ = evaluation._call(variant, master, "check", Phase.CHECKING, False)
-            expected, _ = evaluation._reference(key)
+            expected, _ = evaluation.exchange.reference(key)
             actual, want = outputs[mismatch.output_index], expected[mismatch.output_index]
             norm = float(want.double().norm())
             if norm:

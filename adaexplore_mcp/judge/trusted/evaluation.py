@@ -10,22 +10,17 @@ clock and the verdict are this process's.
 
 from __future__ import annotations
 
-import itertools
-import random
-import secrets
 import time
 from typing import Any
 
 from adaexplore_mcp.config import Ops
 from adaexplore_mcp.judge import messages, ops
 from adaexplore_mcp.judge.checks import Violation
-from adaexplore_mcp.judge.errors import classify, detail_of
 from adaexplore_mcp.judge.precision import forced_tolerances, range_trial_scale
 from adaexplore_mcp.judge.result import (
     Correctness,
     Environment,
     EvalResult,
-    IntegrityFlag,
     Mismatch,
     Phase,
     PhaseTimes,
@@ -33,13 +28,11 @@ from adaexplore_mcp.judge.result import (
     Status,
     TaskWork,
     TimingDetail,
-    kernel_hash,
 )
 from adaexplore_mcp.judge.roofline import usable_flops
-from adaexplore_mcp.judge.trusted import integrity, weights
+from adaexplore_mcp.judge.trusted import integrity, verdicts
 from adaexplore_mcp.judge.trusted.common import (
     Verdict,
-    ask_task,
     device_of,
     gpu_lock,
     task_failure,
@@ -49,27 +42,18 @@ from adaexplore_mcp.judge.trusted.gpulock import NoHold, SharedHold
 from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed, SubjectLost
 from adaexplore_mcp.judge.trusted.peaks import PeakFlops, peak_math, tensor_bytes
 from adaexplore_mcp.judge.trusted.report import Reporter, TaskFailed
-from adaexplore_mcp.judge.trusted.shapes import is_float32, nonfinite, probe_reference
+from adaexplore_mcp.judge.trusted.shapes import is_float32, nonfinite
+from adaexplore_mcp.judge.trusted.task_exchange import TaskExchange
 from adaexplore_mcp.judge.wire.jobs import ChildJob
 from adaexplore_mcp.judge.wire.subject import (
     BuildAnswer,
-    BuildRequest,
     CallAnswer,
     CallMode,
     CallRequest,
     CompileNote,
-    ExpectedRequest,
-    ForgetRequest,
-    InputsRequest,
-    OkAnswer,
     Profile,
-    ReadyAnswer,
-    ReferenceRequest,
     ResumeRequest,
-    SetsAnswer,
-    SetsRequest,
     SubjectError,
-    ValuesAnswer,
     WeightPrint,
 )
 from adaexplore_mcp.tasks import ShapeVariant, VariantRole
@@ -95,9 +79,8 @@ class Evaluation:
         self.task_link = task
         self.calibrator = calibrator
         self.reporter = reporter
-        # Every seed is drawn here, after the fork: no other process ever held one.
-        self.rng = random.Random(secrets.randbits(64))
-        self.init_seed = self.rng.getrandbits(62)
+        # its seeds are drawn in this process, after the fork: no other process ever held one
+        self.exchange = TaskExchange(task, job.task)
         self.device = device_of(job)
         self.device_kind = "cpu" if self.device.type == "cpu" else "cuda"
         self.comparison = Comparison(
@@ -108,7 +91,6 @@ class Evaluation:
         self.shared, self.exclusive = gpu_lock(job)
         self.hold: SharedHold | NoHold = NoHold()
         self.environment: Environment | None = None
-        self._keys = itertools.count(1)
         self._calls_on: dict[str, int] = {}
         self._earlier: dict[str, list[Any]] = {}
         self.parameter_bytes: dict[str, int] = {}
@@ -137,11 +119,11 @@ class Evaluation:
         except Verdict as verdict:
             return verdict.result
         except Violation as violation:
-            return self._rejection(violation)
+            return verdicts.rejected(self, violation)
         except SubjectLost as lost:
             if lost.role == "task":
                 raise TaskFailed(f"task {self.task.name!r}: its process {lost.why}") from None
-            return self._lost(lost)
+            return verdicts.lost(self, lost)
         self.phases.kernel_s = self.kernel_s
         split = ops.work_split(self.profile_main, self.library_ops, self.device_kind)
         text = messages.correct(self.correctness, runtime, self.environment)
@@ -158,7 +140,7 @@ class Evaluation:
         ready = self.candidate.ready()
         if self.calibrator is not None:
             self.calibrator.ready()
-        self.environment = _environment(self.job, ready)
+        self.environment = verdicts.environment_of(self.job, ready)
         self.phases.compile_s += time.perf_counter() - started
         if ready.error is not None:
             if self.guarded:
@@ -196,24 +178,18 @@ class Evaluation:
                 self._trial(variant, trials + 1, "noop")
             self.correctness.variants_checked.append(variant.describe())
 
-    def _build_request(self, variant: ShapeVariant) -> BuildRequest:
-        return BuildRequest(
-            variant=variant.name, overrides=dict(variant.overrides), seed=self.init_seed
-        )
-
     def _derived_runs(self, variant: ShapeVariant) -> tuple[BuildAnswer, bytes] | None:
         """The task's build of a derived shape when its reference runs it, else None (the
         variant recorded as skipped, with why)."""
-        request, seed = self._build_request(variant), self.rng.getrandbits(62)
-        built, skipped = probe_reference(self.task_link, variant, request, seed, next(self._keys))
+        built, skipped = self.exchange.probe(variant)
         if skipped is not None:
             self.correctness.variants_skipped.append(skipped)
         return built
 
     def _build(self, variant: ShapeVariant, built_here: tuple[BuildAnswer, bytes] | None) -> None:
         """Build both modules for a variant (the task's already, when ``built_here``)."""
-        request = self._build_request(variant)
-        built, payload = built_here or self._task(request, BuildAnswer)
+        request = self.exchange.build_request(variant)
+        built, payload = built_here or self.exchange.build(variant)
         init = self.task_link.take(built.init or [], payload, set())
         self.parameter_bytes[variant.name] = built.parameter_bytes
         specs, offered, _ = self.candidate.offer(init)
@@ -227,65 +203,20 @@ class Evaluation:
                 integrity.first_signals(failure.answer.signals)
             self._fail(failure.answer.error, Phase.COMPILING, loading=True)
 
-    def _task(self, request: Any, expect: type) -> tuple[Any, bytes]:
-        return ask_task(self.task_link, self.task, request, expect)
-
-    def _inputs(
-        self, variant: ShapeVariant, *, reference: bool = False, scale: float | None = None
-    ) -> tuple[int, list[Any]]:
-        key = next(self._keys)
-        request = InputsRequest(
-            variant=variant.name,
-            overrides=dict(variant.overrides),
-            seed=self.rng.getrandbits(62),
-            key=key,
-            reference=reference,
-            scale=scale,
-        )
-        answer, payload = self._task(request, ValuesAnswer)
-        return key, self.task_link.take(answer.values, payload, set())
-
-    def _sets(self, variant: ShapeVariant, count: int) -> list[tuple[int, list[Any]]]:
-        """``count`` fresh input sets, their references computed and kept by the task's
-        process, in one exchange."""
-        keys = [next(self._keys) for _ in range(count)]
-        request = SetsRequest(
-            variant=variant.name,
-            overrides=dict(variant.overrides),
-            seeds=[self.rng.getrandbits(62) for _ in keys],
-            keys=keys,
-        )
-        answer, payload = self._task(request, SetsAnswer)
-        sets = self.task_link.take_sets(answer.sets, payload)
-        return list(zip(keys, sets, strict=True))
-
-    def _expected(self, keys: list[int]) -> list[list[Any]]:
-        answer, payload = self._task(ExpectedRequest(keys=keys), SetsAnswer)
-        return self.task_link.take_sets(answer.sets, payload)
-
-    def _reference(
-        self, key: int, *, fresh: bool = True, count_flops: bool = False
-    ) -> tuple[list[Any], ValuesAnswer]:
-        request = ReferenceRequest(key=key, fresh=fresh, count_flops=count_flops)
-        answer, payload = self._task(request, ValuesAnswer)
-        expected = self.task_link.take(answer.values, payload, set())
-        self._task(ForgetRequest(keys=[key]), OkAnswer)
-        return expected, answer
-
     def _trial(
         self, variant: ShapeVariant, trial: int, mode: CallMode, *, scale: float | None = None
     ) -> None:
         """One call of the candidate on fresh inputs, checked. ``scale``: the float32 inputs
         multiplied by it (the float32-range trial of the tf32 policy)."""
-        key, master = self._inputs(variant, scale=scale)
+        key, master = self.exchange.inputs(variant, scale=scale)
         if scale is not None and not any(is_float32(value) for value in master):
-            self._task(ForgetRequest(keys=[key]), OkAnswer)  # nothing to scale: no such trial
+            self.exchange.forget(key)  # nothing to scale: no such trial
             return
         first = self._calls_on.get(variant.name, 0) == 0
         phase = Phase.COMPILING if not self._calls_on else Phase.CHECKING
         outputs, answer, args_after, offered_views = self._call(variant, master, mode, phase, first)
         if answer is None:  # noop mode: forward failed without its launches, as it should
-            self._task(ForgetRequest(keys=[key]), OkAnswer)
+            self.exchange.forget(key)
             return
         if self.guarded:
             integrity.first_signals(answer.signals, compiling=first)
@@ -307,7 +238,7 @@ class Evaluation:
             )
         count = self.work is None and mode == "check" and scale is None and trial == 0
         count = count and variant.name == self.task.main_variant(self.device_kind).name
-        expected, reference = self._reference(key, count_flops=count)
+        expected, reference = self.exchange.reference(key, count_flops=count)
         if count:
             self._count_work(variant, master, expected, reference.flops)
         if scale is not None and any(nonfinite(value) for value in expected):
@@ -426,65 +357,15 @@ class Evaluation:
                 integrity.first_signals(failure.answer.signals)
             self._fail(failure.answer.error, Phase.TIMING, loading=False)
         except SubjectStuck:
-            from adaexplore_mcp.judge.result import ErrorDetail
+            raise verdicts.stuck(self) from None
 
-            text = messages.never_finished()
-            detail = ErrorDetail(type="Stuck", message=text, phase=Phase.TIMING)
-            raise Verdict(self._result(Status.RUNTIME_ERROR, text, error=detail)) from None
-
-    # -- verdicts ------------------------------------------------------------------------------
+    # -- verdicts (``verdicts.py``) ------------------------------------------------------------
 
     def _fail(self, error: SubjectError, phase: Phase, *, loading: bool):
-        status = classify(error, loading=loading)
-        detail = detail_of(error, phase)
-        raise Verdict(self._result(status, messages.error(status, detail, phase), error=detail))
-
-    def _lost(self, lost: SubjectLost) -> EvalResult:
-        from adaexplore_mcp.judge.result import ErrorDetail
-
-        phase = self.reporter.phase_now or Phase.COMPILING
-        if lost.garbled:
-            text = messages.garbled(phase, lost.why)
-            detail = ErrorDetail(type="ProtocolError", message=text, phase=phase)
-            return self._result(Status.RUNTIME_ERROR, text, error=detail)
-        detail = ErrorDetail(type="Crash", message=f"the kernel's process {lost.why}", phase=phase)
-        return self._result(Status.RUNTIME_ERROR, messages.crashed(phase, None, None), error=detail)
-
-    def _rejection(self, violation: Violation) -> EvalResult:
-        flag = IntegrityFlag(check=violation.check.value, detail=violation.detail)
-        message = f"Rejected by the {violation.check.value} check: {violation.detail}."
-        return self._result(Status.REJECTED, message, integrity=[flag])
+        raise verdicts.failed(self, error, phase, loading=loading)
 
     def _incorrect(self, mismatch: Mismatch):
-        self.correctness.mismatch = mismatch
-        text = messages.incorrect(mismatch)
-        if mismatch.kind != "input_modified":  # other weights explain wrong outputs, not this
-            text += weights.hint(*self.weights.get(mismatch.variant, (None, None)))
-        raise Verdict(self._result(Status.INCORRECT, text))
+        raise verdicts.incorrect(self, mismatch)
 
     def _result(self, status: Status, message: str, **fields: Any) -> EvalResult:
-        return EvalResult(
-            status=status,
-            message=message,
-            task=self.task.name,
-            task_hash=self.task.hash,
-            kernel_hash=kernel_hash(self.job.code or ""),
-            correctness=self.correctness,
-            timing_meaningful=self.device_kind == "cuda" and fields.get("runtime") is not None,
-            environment=self.environment,
-            work=self.work,
-            phases=self.phases,
-            **fields,
-        )
-
-
-def _environment(job: ChildJob, ready: ReadyAnswer) -> Environment:
-    return Environment(
-        device=job.device,
-        device_name=ready.device_name or "unknown",
-        capability=ready.capability,
-        interpreter=job.device == "cpu",
-        torch=ready.torch,
-        triton=ready.triton,
-        python=ready.python,
-    )
+        return verdicts.result(self, status, message, **fields)

@@ -39,7 +39,7 @@ def time_candidate(evaluation: Evaluation) -> tuple[RuntimeStats, TimingDetail]:
         one_set: list[Any] = []
 
         def fresh_sets(count: int) -> list[tuple[int, list[Any]]]:
-            sets = evaluation._sets(variant, count)
+            sets = evaluation.exchange.sets(variant, count)
             if not one_set:
                 one_set.extend(sets[0][1])
             return sets
@@ -54,7 +54,7 @@ def time_candidate(evaluation: Evaluation) -> tuple[RuntimeStats, TimingDetail]:
                     )
             if result.inputs_modified:
                 integrity.timed_inputs_modified()
-            expected = evaluation._expected([key for key, _ in sets])
+            expected = evaluation.exchange.expected([key for key, _ in sets])
             bad = first_wrong(evaluation.comparison, result.outputs, expected)
             if bad is not None:
                 mismatch = evaluation.comparison.fresh().compare(

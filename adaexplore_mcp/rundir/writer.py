@@ -1,4 +1,4 @@
-"""Reading and writing one run directory (the format is ``records.py``'s).
+"""The run directory as ``adaexplore-mcp drive`` writes it, and reads it back to resume.
 
 A step is finished when its ``step.json`` and its line in ``events.jsonl`` are written, in that
 order. Reopening a run repairs the one gap an interruption can leave between the two (a
@@ -11,68 +11,54 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from adaexplore_mcp.driver.errors import EXIT_USAGE, DriveError
-from adaexplore_mcp.driver.records import (
-    RunConfig,
-    StepRecord,
-    TaskRecord,
-    TaskSummary,
-    Usage,
-    append_event,
-    read_events,
-    step_dir,
-    write_json,
-    write_text,
-)
 from adaexplore_mcp.judge import EvalResult
-
-
-class RunDirError(DriveError):
-    """The run directory cannot be used as asked; the message says what to do."""
-
-    exit_code = EXIT_USAGE
+from adaexplore_mcp.rundir.errors import RunDirError
+from adaexplore_mcp.rundir.files import append_event, read_events, write_json, write_text
+from adaexplore_mcp.rundir.layout import RunPaths
+from adaexplore_mcp.rundir.records import RunConfig, StepRecord, TaskRecord, TaskSummary, Usage
 
 
 class RunDir:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.paths = RunPaths(path)
 
     # -- opening -------------------------------------------------------------------------------
 
     @classmethod
     def create(cls, path: Path, config: RunConfig) -> RunDir:
-        if (path / "run.json").exists():
+        run = cls(path)
+        if run.paths.config.exists():
             raise RunDirError(
                 f"{path} already holds a run: add --resume to continue it, or give another "
                 "--run-dir"
             )
         path.mkdir(parents=True, exist_ok=True)
-        run = cls(path)
-        write_json(path / "run.json", config)
+        write_json(run.paths.config, config)
         return run
 
     @classmethod
     def reopen(cls, path: Path) -> tuple[RunDir, RunConfig]:
-        file = path / "run.json"
+        run = cls(path)
+        file = run.paths.config
         if not file.is_file():
             raise RunDirError(
-                f"{path} holds no run (no run.json): give the --run-dir of an earlier "
+                f"{path} holds no run (no {file.name}): give the --run-dir of an earlier "
                 "`adaexplore-mcp drive`, or leave out --resume to start a new run"
             )
         try:
             config = RunConfig.model_validate_json(file.read_text())
         except ValidationError as exc:
             raise RunDirError(f"{file} is not a run's configuration: {exc}") from None
-        run = cls(path)
         run.repair()
         return run, config
 
     def repair(self) -> None:
         """Appends the events of steps whose step.json was written but whose line was not."""
         logged = {(r.task, r.step) for r in read_events(self.path)}
-        for file in sorted(self.path.glob("tasks/*/steps/*/step.json")):
+        for file in self.paths.step_records():
             try:
                 record = StepRecord.model_validate_json(file.read_text())
             except (ValidationError, OSError):
@@ -91,19 +77,23 @@ class RunDir:
         return steps
 
     def task_record(self, task: str) -> TaskRecord | None:
-        file = self.task_dir(task) / "task.json"
+        file = self.paths.task(task).record
         if not file.is_file():
             return None
         return TaskRecord.model_validate_json(file.read_text())
 
     def usage(self) -> Usage:
-        file = self.path / "usage.json"
+        file = self.paths.usage
         if not file.is_file():
             return Usage()
         try:
             return Usage.model_validate_json(file.read_text())
         except ValidationError:
             return Usage()
+
+    def best_kernel(self, task: str) -> str | None:
+        file = self.paths.task(task).best_kernel
+        return file.read_text() if file.is_file() else None
 
     def failures(self, task: str) -> list[str]:
         """One line per failed step of a task (the judge's error, or why no kernel was judged),
@@ -113,7 +103,7 @@ class RunDir:
             if record.outcome == "correct":
                 continue
             detail = record.reason
-            verdict = step_dir(self.path, task, record.step) / "verdict.json"
+            verdict = self.paths.step(task, record.step).verdict
             if detail is None and verdict.is_file():
                 try:
                     result = EvalResult.model_validate_json(verdict.read_text())
@@ -130,35 +120,38 @@ class RunDir:
 
     # -- writing -------------------------------------------------------------------------------
 
-    def task_dir(self, task: str) -> Path:
-        return self.path / "tasks" / task
-
     def write_task(self, record: TaskRecord) -> None:
-        write_json(self.task_dir(record.name) / "task.json", record)
+        write_json(self.paths.task(record.name).record, record)
 
     def begin_step(self, task: str, step: int) -> Path:
         """The step's folder, emptied of what an interrupted earlier attempt left."""
-        folder = step_dir(self.path, task, step)
+        folder = self.paths.step(task, step).directory
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
         return folder
 
-    def write_step_text(self, task: str, step: int, name: str, text: str) -> None:
-        write_text(step_dir(self.path, task, step) / name, text)
+    def write_prompt(self, task: str, step: int, text: str) -> None:
+        write_text(self.paths.step(task, step).prompt, text)
 
-    def write_step_json(self, task: str, step: int, name: str, model) -> None:
-        write_json(step_dir(self.path, task, step) / name, model)
+    def write_reply(self, task: str, step: int, text: str) -> None:
+        write_text(self.paths.step(task, step).reply, text)
+
+    def write_kernel(self, task: str, step: int, code: str) -> None:
+        write_text(self.paths.step(task, step).kernel, code)
+
+    def write_verdict(self, task: str, step: int, result: BaseModel) -> None:
+        write_json(self.paths.step(task, step).verdict, result)
 
     def finish_step(self, record: StepRecord) -> None:
-        write_json(step_dir(self.path, record.task, record.step) / "step.json", record)
+        write_json(self.paths.step(record.task, record.step).record, record)
         append_event(self.path, record)
 
     def write_summary(self, summary: TaskSummary) -> None:
-        write_json(self.task_dir(summary.task) / "summary.json", summary)
+        write_json(self.paths.task(summary.task).summary, summary)
 
     def write_best(self, task: str, code: str) -> None:
-        write_text(self.task_dir(task) / "best_kernel.py", code)
+        write_text(self.paths.task(task).best_kernel, code)
 
     def write_usage(self, usage: Usage) -> None:
-        write_json(self.path / "usage.json", usage)
+        write_json(self.paths.usage, usage)

@@ -1,4 +1,4 @@
-"""Reading a run directory (``adaexplore_mcp.driver.records``) into one model.
+"""Reading a run directory into one model, for ``stats``, ``reeval`` and ``report``.
 
 The driver writes records atomically, but a run may still be unfinished: a task without a
 summary has not finished (or never started), and counts as a task without a correct kernel.
@@ -12,21 +12,25 @@ from typing import TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from adaexplore_mcp.config import Ops, Precision
-from adaexplore_mcp.driver.records import (
+from adaexplore_mcp.rundir.errors import RunDirError
+from adaexplore_mcp.rundir.files import read_events
+from adaexplore_mcp.rundir.layout import (
+    EVENTS_FILE,
+    RUN_CONFIG_FILE,
+    TASKS_DIR,
+    RunPaths,
+    TaskPaths,
+)
+from adaexplore_mcp.rundir.records import (
     FORMAT,
     RunConfig,
     StepRecord,
     TaskRecord,
     TaskSummary,
     Usage,
-    read_events,
 )
 
 M = TypeVar("M", bound=BaseModel)
-
-
-class RunDirError(ValueError):
-    """A path that is not a readable run directory; the message says what to do."""
 
 
 class TaskRun(BaseModel):
@@ -39,15 +43,19 @@ class TaskRun(BaseModel):
     events: list[StepRecord] = Field(description="Its steps, in the order they finished.")
 
     @property
+    def paths(self) -> TaskPaths:
+        return TaskPaths(self.directory)
+
+    @property
     def best_kernel_path(self) -> Path:
-        return self.directory / "best_kernel.py"
+        return self.paths.best_kernel
 
     def best_kernel(self) -> str | None:
         path = self.best_kernel_path
         return path.read_text(encoding="utf-8") if path.is_file() else None
 
     def step_kernel(self, step: int) -> str | None:
-        path = self.directory / "steps" / f"{step:04d}" / "kernel.py"
+        path = self.paths.step(step).kernel
         return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
@@ -76,42 +84,45 @@ class RunData(BaseModel):
 
 
 def is_run_dir(path: Path) -> bool:
-    return (path / "run.json").is_file()
+    return RunPaths(path).is_run()
 
 
 def load_run(path: str | Path) -> RunData:
     """Every record of a run directory. Raises ``RunDirError`` when ``path`` is not one."""
     path = Path(path).expanduser()
+    paths = RunPaths(path)
     if not path.is_dir():
         raise RunDirError(f"{path} is not a directory; pass the folder `adaexplore-mcp drive` made")
-    if not is_run_dir(path):
+    if not paths.is_run():
         raise RunDirError(
-            f"{path} has no run.json, so it is not a run directory; pass the folder that "
-            "`adaexplore-mcp drive` wrote (it holds run.json, events.jsonl and tasks/)"
+            f"{path} has no {RUN_CONFIG_FILE}, so it is not a run directory; pass the folder "
+            f"that `adaexplore-mcp drive` wrote (it holds {RUN_CONFIG_FILE}, {EVENTS_FILE} and "
+            f"{TASKS_DIR}/)"
         )
-    config = _read(path / "run.json", RunConfig)
+    config = _read(paths.config, RunConfig)
     assert config is not None
     if config.format != FORMAT:
         raise RunDirError(
-            f"{path / 'run.json'} is in format {config.format!r}; this version reads {FORMAT!r}"
+            f"{paths.config} is in format {config.format!r}; this version reads {FORMAT!r}"
         )
-    usage = _read(path / "usage.json", Usage)
+    usage = _read(paths.usage, Usage)
     events = read_events(path)
-    tasks_root = path / "tasks"
     found = (
-        sorted(p.name for p in tasks_root.iterdir() if p.is_dir()) if tasks_root.is_dir() else []
+        sorted(p.name for p in paths.tasks.iterdir() if p.is_dir()) if paths.tasks.is_dir() else []
     )
     names = list(dict.fromkeys([*config.tasks, *found]))
-    tasks = [
-        TaskRun(
-            name=name,
-            directory=tasks_root / name,
-            record=_read(tasks_root / name / "task.json", TaskRecord),
-            summary=_read(tasks_root / name / "summary.json", TaskSummary),
-            events=[event for event in events if event.task == name],
+    tasks = []
+    for name in names:
+        task = paths.task(name)
+        tasks.append(
+            TaskRun(
+                name=name,
+                directory=task.directory,
+                record=_read(task.record, TaskRecord),
+                summary=_read(task.summary, TaskSummary),
+                events=[event for event in events if event.task == name],
+            )
         )
-        for name in names
-    ]
     return RunData(path=path, config=config, usage=usage, tasks=tasks)
 
 

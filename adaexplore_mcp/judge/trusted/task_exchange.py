@@ -1,0 +1,110 @@
+"""What an evaluation asks of the task's process: builds of ``Model``, fresh inputs from seeds
+drawn here, and the references computed on the task's own copy of them.
+
+Every seed comes from this process's generator, drawn after the fork: the task's process uses
+one to build inputs, the candidate's never sees any. Each input set has a key by which the task's
+process keeps it (and its reference) until told to forget it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import secrets
+from typing import Any
+
+from adaexplore_mcp.judge.result import SkippedVariant
+from adaexplore_mcp.judge.trusted.common import ask_task
+from adaexplore_mcp.judge.trusted.link import Link
+from adaexplore_mcp.judge.trusted.shapes import probe_reference
+from adaexplore_mcp.judge.wire.subject import (
+    BuildAnswer,
+    BuildRequest,
+    ExpectedRequest,
+    ForgetRequest,
+    InputsRequest,
+    OkAnswer,
+    ReferenceRequest,
+    SetsAnswer,
+    SetsRequest,
+    ValuesAnswer,
+)
+from adaexplore_mcp.tasks import ShapeVariant, Task
+
+
+class TaskExchange:
+    def __init__(self, link: Link, task: Task) -> None:
+        self.link = link
+        self.task = task
+        self.rng = random.Random(secrets.randbits(64))
+        # one seed for every variant's get_init_inputs(): the candidate's weights match the
+        # reference's on each shape
+        self.init_seed = self.rng.getrandbits(62)
+        self._keys = itertools.count(1)
+
+    def ask(self, request: Any, expect: type) -> tuple[Any, bytes]:
+        return ask_task(self.link, self.task, request, expect)
+
+    def build_request(self, variant: ShapeVariant) -> BuildRequest:
+        return BuildRequest(
+            variant=variant.name, overrides=dict(variant.overrides), seed=self.init_seed
+        )
+
+    def probe(
+        self, variant: ShapeVariant
+    ) -> tuple[tuple[BuildAnswer, bytes] | None, SkippedVariant | None]:
+        """The task's build of a derived shape when its reference runs it, or why not."""
+        request, seed = self.build_request(variant), self.rng.getrandbits(62)
+        return probe_reference(self.link, variant, request, seed, next(self._keys))
+
+    def build(self, variant: ShapeVariant) -> tuple[BuildAnswer, bytes]:
+        return self.ask(self.build_request(variant), BuildAnswer)
+
+    def inputs(
+        self, variant: ShapeVariant, *, reference: bool = False, scale: float | None = None
+    ) -> tuple[int, list[Any]]:
+        """A fresh input set, copied into this process, and the key the task's process keeps
+        it under."""
+        key = next(self._keys)
+        request = InputsRequest(
+            variant=variant.name,
+            overrides=dict(variant.overrides),
+            seed=self.rng.getrandbits(62),
+            key=key,
+            reference=reference,
+            scale=scale,
+        )
+        answer, payload = self.ask(request, ValuesAnswer)
+        return key, self.link.take(answer.values, payload, set())
+
+    def sets(self, variant: ShapeVariant, count: int) -> list[tuple[int, list[Any]]]:
+        """``count`` fresh input sets, their references computed and kept by the task's
+        process, in one exchange."""
+        keys = [next(self._keys) for _ in range(count)]
+        request = SetsRequest(
+            variant=variant.name,
+            overrides=dict(variant.overrides),
+            seeds=[self.rng.getrandbits(62) for _ in keys],
+            keys=keys,
+        )
+        answer, payload = self.ask(request, SetsAnswer)
+        sets = self.link.take_sets(answer.sets, payload)
+        return list(zip(keys, sets, strict=True))
+
+    def expected(self, keys: list[int]) -> list[list[Any]]:
+        """The references the task's process kept for ``keys``."""
+        answer, payload = self.ask(ExpectedRequest(keys=keys), SetsAnswer)
+        return self.link.take_sets(answer.sets, payload)
+
+    def reference(
+        self, key: int, *, fresh: bool = True, count_flops: bool = False
+    ) -> tuple[list[Any], ValuesAnswer]:
+        """The reference's outputs on the set ``key``, which is then forgotten."""
+        request = ReferenceRequest(key=key, fresh=fresh, count_flops=count_flops)
+        answer, payload = self.ask(request, ValuesAnswer)
+        expected = self.link.take(answer.values, payload, set())
+        self.forget(key)
+        return expected, answer
+
+    def forget(self, key: int) -> None:
+        self.ask(ForgetRequest(keys=[key]), OkAnswer)
