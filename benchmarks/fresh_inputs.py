@@ -84,13 +84,9 @@ def place(buffer: torch.Tensor, source: list, calls: int, alignment: int) -> lis
 
 def _packed_sets(sources: list[list], alignment: int) -> list[list]:
     """Copies of ``sources`` one after another in a single allocation of torch's (``place``)."""
-    buffer = torch.empty(
-        len(sources) * packed_bytes(sources[0], 1, alignment) + alignment,
-        dtype=torch.uint8,
-        device="cuda",
-    )
-    base = -(-buffer.data_ptr() // alignment) * alignment - buffer.data_ptr()
     step = packed_bytes(sources[0], 1, alignment)
+    buffer = torch.empty(len(sources) * step + alignment, dtype=torch.uint8, device="cuda")
+    base = -(-buffer.data_ptr() // alignment) * alignment - buffer.data_ptr()
     return [
         place(buffer[base + i * step :], source, 1, alignment)[0]
         for i, source in enumerate(sources)

@@ -12,7 +12,7 @@ from adaexplore_mcp.judge.trusted.hold import Hold
 
 
 class Gpu:
-    """What this process measures with: a stream of its own and an L2 flush."""
+    """What this process measures with: a stream of its own, an L2 flush and the hold."""
 
     def __init__(self, settings: TimingSettings) -> None:
         self.device = torch.device("cuda", 0)

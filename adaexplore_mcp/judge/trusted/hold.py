@@ -15,6 +15,9 @@ took while the judge waited; the clock charges them like the copy excess.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import torch
 import triton
 import triton.language as tl
@@ -46,8 +49,9 @@ def hold_kernel(word_ptr, value, stolen_ptr, PREEMPTION: tl.constexpr):
 
 
 class Hold:
-    """One hold at a time on ``stream``: ``start`` before asking the subject to arm, ``release``
-    once the span is enqueued behind it (always: a hold never released stalls the stream)."""
+    """``with hold.held():`` around asking a subject to arm and enqueueing the span behind the
+    hold; leaving the block releases it, whatever happened (a hold never released stalls the
+    stream)."""
 
     def __init__(self, device: torch.device, stream: torch.cuda.Stream) -> None:
         self.stream = stream
@@ -55,23 +59,21 @@ class Hold:
         self.word = torch.zeros(1, dtype=torch.int32, device=device)
         self.stolen = torch.zeros(1, dtype=torch.int64, device=device)
         self.value = 0
-        self.held = False
-        self.start()  # compiled and loaded now, not inside a span
-        self.release()
+        with self.held():  # compiled and loaded now, not inside a span
+            pass
         torch.cuda.synchronize(device)
 
-    def start(self) -> None:
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
         self.value += 1
         with torch.cuda.stream(self.stream):
             hold_kernel[(1,)](
                 self.word, self.value, self.stolen, PREEMPTION=PREEMPTION_NS, num_warps=1
             )
-        self.held = True
-
-    def release(self) -> None:
-        if self.held:
+        try:
+            yield
+        finally:
             cuda.write_value(self.releaser.cuda_stream, self.word.data_ptr(), self.value)
-            self.held = False
 
     def stolen_ms(self) -> float:
         """GPU time other contexts took during the last hold (read after the stream passed it)."""

@@ -182,8 +182,7 @@ class SpanTimer:
             value=self.value,
             compiled=self.compiled,
         )
-        self.gpu.hold.start()  # the GPU stays ours until the span is enqueued (trusted.hold)
-        try:
+        with self.gpu.hold.held():  # the GPU stays ours until the span is enqueued behind it
             started = time.perf_counter()
             self.subject.send(request, payload)
             # once a forward has shown it waits on the GPU, the gate opens without waiting long
@@ -195,8 +194,6 @@ class SpanTimer:
             self.gpu.stream.wait_stream(torch.cuda.current_stream())  # the staged inputs
             with torch.cuda.stream(self.gpu.stream):
                 self._enqueue(start, opened, end, used, self._words)
-        finally:
-            self.gpu.hold.release()
         with torch.cuda.stream(self.gpu.stream):
             synchronizing = armed is None
             if armed is None:  # forward waits on the GPU: its answer comes once the gate is open
@@ -309,8 +306,7 @@ class SpanTimer:
 
     def _handoff(self, used: int) -> Handoff:
         """The same T-side work as a span, with the null subject doing one tiny kernel."""
-        self.gpu.hold.start()
-        try:
+        with self.gpu.hold.held():
             self.calibrator.send(
                 ArmRequest(variant="null", calls=[[]], gate=self._null_gate, value=self.value)
             )
@@ -318,8 +314,6 @@ class SpanTimer:
             start, opened, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
             with torch.cuda.stream(self.gpu.stream):
                 self._enqueue(start, opened, end, used, self._null_words)
-        finally:
-            self.gpu.hold.release()
         if armed is None and self._armed(self.calibrator, patience_s=SPAN_DEADLINE_S) is None:
             raise SubjectLost(self.calibrator.role, "did not arm its span")
         self._wait(end, self._null_words + 4)
