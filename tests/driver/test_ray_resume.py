@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -68,29 +69,17 @@ def test_drive_resumes_on_a_new_cluster_after_the_old_one_went_away(tmp_path, mo
         "--judge", "ray", "--device", "cpu", "--run-dir", str(run_dir), "--quiet",
     ]  # fmt: skip
     with LocalRayCluster(cpus=3) as first:
-        env = cli_environment(home, settings | first.environment)
-        started = time.monotonic()
-        process = subprocess.Popen(
-            [sys.executable, "-m", "adaexplore_mcp.cli", *args],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+        # the model has written the slow kernel: the driver sends it to the judge at once, and
+        # the judge is still on it seconds later
+        returncode, stderr = _drive_then_kill(
+            args,
+            cli_environment(home, settings | first.environment),
+            first,
+            ready=lambda: written(model, SLOW),
+            what="step 3",
+            settle_s=3,
         )
-        try:
-            # the model has written the slow kernel: the driver sends it to the judge at once,
-            # and the judge is still on it seconds later
-            while not written(model, SLOW):
-                assert process.poll() is None, process.communicate()
-                assert time.monotonic() - started < 120, "the run never reached step 3"
-                time.sleep(0.1)
-            time.sleep(3)
-            first.kill()
-            _, stderr = process.communicate(timeout=120)
-        finally:
-            if process.poll() is None:
-                process.kill()
-    assert process.returncode == 3, stderr
+    assert returncode == 3, stderr
     said = " ".join(stderr.split())  # the message as one line, whatever the terminal's width
     assert "the Ray cluster went away" in said and "Start the cluster again" in said, said
     assert f"adaexplore-mcp drive --resume --run-dir {run_dir}" in said
@@ -139,26 +128,48 @@ def test_a_run_waiting_on_its_model_when_the_cluster_goes_away_stops_with_that_e
         "--judge", "ray", "--device", "cpu", "--run-dir", str(run_dir), "--quiet",
     ]  # fmt: skip
     with LocalRayCluster(cpus=2) as cluster:
-        started = time.monotonic()
-        process = subprocess.Popen(
-            [sys.executable, "-m", "adaexplore_mcp.cli", *args],
-            env=cli_environment(home, settings | cluster.environment),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+        returncode, stderr = _drive_then_kill(
+            args,
+            cli_environment(home, settings | cluster.environment),
+            cluster,
+            ready=lambda: sum(role == "writer" for role, _ in model.calls) >= 2,  # step 2 waits
+            what="step 2",
         )
-        try:
-            while sum(role == "writer" for role, _ in model.calls) < 2:  # step 2 waits on it
-                assert process.poll() is None, process.communicate()
-                assert time.monotonic() - started < 120, "the run never reached step 2"
-                time.sleep(0.1)
-            cluster.kill()
-            _, stderr = process.communicate(timeout=120)
-        finally:
-            if process.poll() is None:
-                process.kill()
-    assert process.returncode == 3, stderr
+    assert returncode == 3, stderr
     said = " ".join(stderr.split())
     assert "the Ray cluster went away" in said and "Start the cluster again" in said, said
     assert [(r.step, r.outcome) for r in read_events(run_dir)] == [(1, "correct")]
     assert [code for _, _, code in judged(home)] == [normalized_kernel(VARIANTS[0])]
+
+
+def _drive_then_kill(
+    args: list[str],
+    env: dict[str, str],
+    cluster: LocalRayCluster,
+    *,
+    ready: Callable[[], bool],
+    what: str,
+    settle_s: float = 0.0,
+) -> tuple[int, str]:
+    """Run ``adaexplore-mcp ARGS`` until ``ready()``, kill the cluster ``settle_s`` later, and
+    return how the command ended: its exit status and what it wrote to stderr."""
+    started = time.monotonic()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "adaexplore_mcp.cli", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        while not ready():
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() - started < 120, f"the run never reached {what}"
+            time.sleep(0.1)
+        time.sleep(settle_s)
+        cluster.kill()
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    return process.returncode, stderr
