@@ -18,8 +18,8 @@ import statistics
 import time
 from pathlib import Path
 
-from adaexplore_mcp.config import IntegritySettings, JudgeSettings
 from adaexplore_mcp.judge import EvalResult, LocalJudge
+from adaexplore_mcp.judge.settings import IntegritySettings, JudgeSettings
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import bundled_solution, get_bundled_task
 

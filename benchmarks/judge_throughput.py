@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from candidates import candidates
 
-from adaexplore_mcp.config import JudgeSettings
 from adaexplore_mcp.judge import EvalResult, LocalJudge
+from adaexplore_mcp.judge.settings import JudgeSettings
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task, get_bundled_task
 

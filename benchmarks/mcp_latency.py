@@ -31,10 +31,11 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 
-from adaexplore_mcp.config import SearchSettings, database_path
+from adaexplore_mcp.config import database_path
 from adaexplore_mcp.judge import EvalResult, Status
 from adaexplore_mcp.judge.result import Environment, kernel_hash
 from adaexplore_mcp.search_engine import Budget, SearchEngine
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task, bundled_solution, get_bundled_task
 

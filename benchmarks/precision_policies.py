@@ -18,8 +18,9 @@ import json
 import tempfile
 from pathlib import Path
 
-from adaexplore_mcp.config import JudgeSettings, Precision
 from adaexplore_mcp.judge import EvalResult, LocalJudge
+from adaexplore_mcp.judge.policy import Precision
+from adaexplore_mcp.judge.settings import JudgeSettings
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import resolve_task
 

@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from candidates import candidates
 
-from adaexplore_mcp.config import JudgeSettings, RaySettings
 from adaexplore_mcp.judge import EvalResult
 from adaexplore_mcp.judge.cluster import RayJudge
+from adaexplore_mcp.judge.settings import JudgeSettings, RaySettings
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task, get_bundled_task, solution_names
 

@@ -17,11 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from adaexplore_mcp.config import MemorySettings
 from adaexplore_mcp.memory import RuleStatus, SkillMemory
 from adaexplore_mcp.memory import repository as repo
 from adaexplore_mcp.memory.models import Provenance
 from adaexplore_mcp.memory.rule_text import normalized
+from adaexplore_mcp.memory.settings import MemorySettings
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import bundled_solution
 

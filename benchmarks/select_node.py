@@ -24,12 +24,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.judge.result import EvalResult, RuntimeStats, Status, kernel_hash
 from adaexplore_mcp.search_engine import Action, Budget, SearchEngine
 from adaexplore_mcp.search_engine import repository as repo
 from adaexplore_mcp.search_engine.repository import NewNode
 from adaexplore_mcp.search_engine.reward import runtime_of, speedup_of
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import bundled_solution, get_bundled_task
 

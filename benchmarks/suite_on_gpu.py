@@ -12,8 +12,8 @@ import json
 import time
 from pathlib import Path
 
-from adaexplore_mcp.config import JudgeSettings
 from adaexplore_mcp.judge import LocalJudge
+from adaexplore_mcp.judge.settings import JudgeSettings
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import bundled_solution, bundled_tasks, get_bundled_task, solution_names
 

@@ -35,8 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from adaexplore_mcp.config import JudgeSettings
 from adaexplore_mcp.judge import EvalResult, LocalJudge
+from adaexplore_mcp.judge.settings import JudgeSettings
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import bundled_solution, get_bundled_task, solution_names
 

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from adaexplore_mcp.config import IntegritySettings, JudgeSettings
 from adaexplore_mcp.judge import LocalJudge
+from adaexplore_mcp.judge.settings import IntegritySettings, JudgeSettings
 from adaexplore_mcp.store import Store
 
 T = TypeVar("T")

@@ -17,6 +17,7 @@ import pytest
 LAZY_PACKAGES = (
     "adaexplore_mcp.judge",
     "adaexplore_mcp.judge.profile",
+    "adaexplore_mcp.mcp_server",
     "adaexplore_mcp.memory",
     "adaexplore_mcp.search_engine",
 )

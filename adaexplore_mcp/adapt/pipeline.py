@@ -24,8 +24,9 @@ from adaexplore_mcp.adapt.synthesis import (
     synthesize,
     validate,
 )
-from adaexplore_mcp.config import Ops, Precision, Settings
+from adaexplore_mcp.config import Settings
 from adaexplore_mcp.judge import Judge, open_judge
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.llm import LLM
 from adaexplore_mcp.memory import SkillMemory
 from adaexplore_mcp.rundir import Strategy, runs_root, write_text

@@ -23,7 +23,7 @@ from adaexplore_mcp.cli.common import (
     out,
     settings_with,
 )
-from adaexplore_mcp.config import Ops, Precision
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.rundir import Strategy
 
 

@@ -24,7 +24,8 @@ from adaexplore_mcp.cli.common import (
     out,
     settings_with,
 )
-from adaexplore_mcp.config import Ops, Precision, Settings
+from adaexplore_mcp.config import Settings
+from adaexplore_mcp.judge.policy import Ops, Precision
 
 EXIT_INTERRUPTED = 130
 

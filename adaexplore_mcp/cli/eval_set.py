@@ -29,8 +29,8 @@ from adaexplore_mcp.cli.common import (
     settings_with,
 )
 from adaexplore_mcp.cli.judging import request_device, with_judge
-from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.judge import Judge
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.problem_set import (
     DEFAULT_FAST_P,
     NotJudged,

@@ -21,8 +21,8 @@ from adaexplore_mcp.cli.common import (
 )
 from adaexplore_mcp.cli.eval_set import FastPOption, JobsOption, OutOption, eval_set
 from adaexplore_mcp.cli.judging import request_device, with_judge
-from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.judge import EvalResult, Judge, Phase, Status
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.judge.service.api import MAX_SOURCE_CHARS
 from adaexplore_mcp.tasks import (
     Task,

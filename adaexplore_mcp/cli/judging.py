@@ -8,9 +8,10 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from adaexplore_mcp.cli.common import EXIT_JUDGE, err, fail
-from adaexplore_mcp.config import Settings, is_ray_address
+from adaexplore_mcp.config import Settings
 from adaexplore_mcp.judge import Judge, JudgeError, open_judge
 from adaexplore_mcp.judge.devices import parse_device_spec
+from adaexplore_mcp.judge.settings import is_ray_address
 from adaexplore_mcp.tasks import TaskError
 
 T = TypeVar("T")

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from adaexplore_mcp.cli.common import fail, out
-from adaexplore_mcp.config import Ops
+from adaexplore_mcp.judge.policy import Ops
 from adaexplore_mcp.report import (
     Bootstrap,
     Estimate,

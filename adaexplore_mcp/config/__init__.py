@@ -2,7 +2,10 @@
 
 Nested fields use ``__``: ``ADAEXPLORE_JUDGE__TIMEOUT_S=60`` sets ``Settings().judge.timeout_s``.
 Every component takes the part of this model it needs in its constructor; nothing reads the
-environment on its own.
+environment on its own. Each part is defined next to the code it configures (``judge/settings.py``,
+``memory/settings.py``, ``search_engine/settings.py``, ``mcp_server/settings.py``) and imported
+from there, not from here; the model's and the driver's are in ``config/llm.py`` and
+``config/driver.py``, because ``serve`` must not import those packages to build ``Settings``.
 """
 
 from __future__ import annotations
@@ -13,51 +16,19 @@ import platformdirs
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from adaexplore_mcp.config.agents import (
-    DriverSettings,
-    LLMSettings,
-    McpSettings,
-    MemorySettings,
-    ModelPrice,
-    SearchSettings,
-)
-from adaexplore_mcp.config.judge import (
-    IntegritySettings,
+from adaexplore_mcp.config.driver import DriverSettings
+from adaexplore_mcp.config.llm import LLMSettings
+from adaexplore_mcp.judge.settings import (
     JudgeSettings,
-    Ops,
-    Precision,
-    ProfileSettings,
     RaySettings,
     RemoteJudgeSettings,
-    SandboxSettings,
     ServiceSettings,
-    TimingSettings,
-    Tolerance,
-    is_ray_address,
 )
+from adaexplore_mcp.mcp_server.settings import McpSettings
+from adaexplore_mcp.memory.settings import MemorySettings
+from adaexplore_mcp.search_engine.settings import SearchSettings
 
-__all__ = [
-    "DriverSettings",
-    "IntegritySettings",
-    "JudgeSettings",
-    "LLMSettings",
-    "McpSettings",
-    "MemorySettings",
-    "ModelPrice",
-    "Ops",
-    "Precision",
-    "ProfileSettings",
-    "RaySettings",
-    "RemoteJudgeSettings",
-    "SandboxSettings",
-    "SearchSettings",
-    "ServiceSettings",
-    "Settings",
-    "TimingSettings",
-    "Tolerance",
-    "database_path",
-    "is_ray_address",
-]
+__all__ = ["Settings", "database_path"]
 
 
 def database_path(home: Path) -> Path:

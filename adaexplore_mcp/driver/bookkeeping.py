@@ -6,10 +6,10 @@ from __future__ import annotations
 import logging
 from collections import Counter
 
-from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.driver.progress import TaskProgress, best_label
 from adaexplore_mcp.driver.steps import DrivenTask
 from adaexplore_mcp.driver.tools import Tools
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.llm import LLMError, UsageTotals
 from adaexplore_mcp.memory import ReasoningBank, TaskOutcome
 from adaexplore_mcp.rundir import RunDir, StepRecord, TaskSummary, Usage

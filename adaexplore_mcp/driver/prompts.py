@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from adaexplore_mcp.config import Ops
 from adaexplore_mcp.judge import EvalResult, speed_of_light_line
+from adaexplore_mcp.judge.policy import Ops
 from adaexplore_mcp.llm import Message
 from adaexplore_mcp.mcp_server import (
     PoolKernel,

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from adaexplore_mcp.config import LLMSettings
+from adaexplore_mcp.config.llm import LLMSettings
 from adaexplore_mcp.driver.prompts import Purpose, purpose_of
 from adaexplore_mcp.llm import LLM, Completion, LLMUnavailable, Message, Usage
 

@@ -20,7 +20,7 @@ from mcp import Client
 from pydantic import BaseModel, Field
 
 import adaexplore_mcp
-from adaexplore_mcp.config import Ops, Precision, Settings
+from adaexplore_mcp.config import Settings
 from adaexplore_mcp.driver.bookkeeping import (
     distil_lesson,
     lessons_for,
@@ -40,6 +40,7 @@ from adaexplore_mcp.driver.steps import DrivenTask, StepContext, StepFailed
 from adaexplore_mcp.driver.strategies import Strategy, make_strategy
 from adaexplore_mcp.driver.tools import ToolFailed, Tools
 from adaexplore_mcp.judge import Judge, JudgeError
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.llm import LLM
 from adaexplore_mcp.mcp_server import Workbench, build_server
 from adaexplore_mcp.memory import LLMDistiller, ReasoningBank, SkillMemory

@@ -16,10 +16,11 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from adaexplore_mcp.config import DriverSettings, Ops
+from adaexplore_mcp.config.driver import DriverSettings
 from adaexplore_mcp.driver.errors import DriveError, JudgeUnreachable, ModelRefused
 from adaexplore_mcp.driver.prompts import SYSTEM, Role
 from adaexplore_mcp.driver.tools import BudgetSpent, JudgeDown, PatchRefused, ToolFailed, Tools
+from adaexplore_mcp.judge.policy import Ops
 from adaexplore_mcp.llm import LLM, LLMAuthError, LLMError, LLMNotConfigured, Message
 from adaexplore_mcp.mcp_server import Step
 from adaexplore_mcp.rundir import MemoryMode, RunDir, StepOutcome, StepRecord, Strategy

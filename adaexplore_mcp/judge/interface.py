@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Protocol, Self, runtime_checkable
 
-from adaexplore_mcp.config import Ops, Precision, Settings, is_ray_address
+from adaexplore_mcp.config import Settings
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.judge.pool.local import LocalJudge
 from adaexplore_mcp.judge.result import EvalResult, LintReport, ProgressCallback
+from adaexplore_mcp.judge.settings import is_ray_address
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task
 

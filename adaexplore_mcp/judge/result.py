@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, computed_field
 
-from adaexplore_mcp.config import Ops, Precision
+from adaexplore_mcp.judge.policy import Ops, Precision
 
 
 class Status(StrEnum):

@@ -6,7 +6,7 @@ from typing import Any
 
 import anthropic
 
-from adaexplore_mcp.config import LLMSettings
+from adaexplore_mcp.config.llm import LLMSettings
 from adaexplore_mcp.llm.base import (
     Answer,
     ClientLLM,

@@ -20,7 +20,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, Field
 
-from adaexplore_mcp.config import LLMSettings
+from adaexplore_mcp.config.llm import LLMSettings
 from adaexplore_mcp.llm.completion import Completion, Message, Usage, UsageTotals
 from adaexplore_mcp.llm.errors import (
     LLMAuthError,

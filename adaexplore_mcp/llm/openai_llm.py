@@ -7,7 +7,7 @@ from typing import Any
 
 import openai
 
-from adaexplore_mcp.config import LLMSettings
+from adaexplore_mcp.config.llm import LLMSettings
 from adaexplore_mcp.llm.base import (
     Answer,
     ClientLLM,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from adaexplore_mcp.config import ModelPrice
+from adaexplore_mcp.config.llm import ModelPrice
 
 
 def _p(input_per_mtok: float, output_per_mtok: float) -> ModelPrice:

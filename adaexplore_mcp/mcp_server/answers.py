@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.judge import EvalResult, Status, speed_of_light_line
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.judge.result import (
     Correctness,
     ErrorDetail,

@@ -16,9 +16,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp
 
-from adaexplore_mcp.config import McpSettings
 from adaexplore_mcp.listening import BearerAuth, bind, url_of
 from adaexplore_mcp.listening import check_bind as guard_bind
+from adaexplore_mcp.mcp_server.settings import McpSettings
 from adaexplore_mcp.mcp_server.workbench import Workbench
 
 log = logging.getLogger(__name__)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from adaexplore_mcp.config import Ops, SearchSettings
 from adaexplore_mcp.judge import EvalResult
+from adaexplore_mcp.judge.policy import Ops
 from adaexplore_mcp.mcp_server.selection import PoolKernel
 from adaexplore_mcp.memory import FailureExample, MemoryContext
 from adaexplore_mcp.memory.context import gpu_arch_of
@@ -23,6 +23,7 @@ from adaexplore_mcp.search_engine import (
     MemoryEntry,
     PoolEntry,
 )
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from adaexplore_mcp.tasks import Task
 
 if TYPE_CHECKING:  # built by domain.py on the first tool call, after `initialize`

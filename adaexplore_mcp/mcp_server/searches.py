@@ -7,8 +7,9 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
-from adaexplore_mcp.config import Ops, Precision, SearchSettings, Settings
+from adaexplore_mcp.config import Settings
 from adaexplore_mcp.judge import EvalResult, ProgressCallback
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.judge.result import kernel_hash
 from adaexplore_mcp.mcp_server.answers import Step, after_step
 from adaexplore_mcp.mcp_server.listing import (
@@ -32,6 +33,7 @@ from adaexplore_mcp.search_engine import (
     SearchInfo,
     TreeView,
 )
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from adaexplore_mcp.search_engine.steps import StepRequest
 from adaexplore_mcp.tasks import Task
 

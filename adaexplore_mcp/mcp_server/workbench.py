@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import adaexplore_mcp
-from adaexplore_mcp.config import Ops, Precision, Settings
+from adaexplore_mcp.config import Settings
 from adaexplore_mcp.judge import Environment, EvalResult, ProgressCallback
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.judge.result import kernel_hash
 from adaexplore_mcp.mcp_server.answers import Step
 from adaexplore_mcp.mcp_server.listing import (

@@ -15,8 +15,8 @@ import time
 
 from pydantic import BaseModel, Field
 
-from adaexplore_mcp.config import MemorySettings
 from adaexplore_mcp.memory.context import MemoryContext
+from adaexplore_mcp.memory.settings import MemorySettings
 from adaexplore_mcp.memory.task_operators import similarity, task_operators
 from adaexplore_mcp.store import Store
 

@@ -17,7 +17,7 @@ import logging
 import sqlite3
 from collections.abc import Collection, Mapping
 
-from adaexplore_mcp.config import MemorySettings, Settings
+from adaexplore_mcp.config import Settings
 from adaexplore_mcp.memory import outcomes
 from adaexplore_mcp.memory import repository as repo
 from adaexplore_mcp.memory.context import ANY, MemoryContext, failure_context
@@ -42,6 +42,7 @@ from adaexplore_mcp.memory.rule_text import (
     rule_similarity,
     rule_terms,
 )
+from adaexplore_mcp.memory.settings import MemorySettings
 from adaexplore_mcp.memory.signature import Signature, first_exception_type, signature
 from adaexplore_mcp.store import Store
 

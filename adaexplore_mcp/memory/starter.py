@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from adaexplore_mcp.config import Ops, Precision
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.memory import repository as repo
 from adaexplore_mcp.memory.context import MemoryContext
 from adaexplore_mcp.memory.models import FailureReport, Provenance

@@ -24,8 +24,9 @@ import jinja2
 from markupsafe import Markup
 from pydantic import BaseModel, Field
 
-from adaexplore_mcp.config import MemorySettings, Ops, Precision
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.memory import RuleStatus, SkillMemory
+from adaexplore_mcp.memory.settings import MemorySettings
 from adaexplore_mcp.report.chart import Chart, chart
 from adaexplore_mcp.report.stats import RunStats, TaskStats, run_stats, task_stats
 from adaexplore_mcp.report.tree import (

@@ -18,8 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.judge import EvalResult, Judge, JudgeError
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.rundir import RunData, TaskRun, TaskSummary, write_json
 from adaexplore_mcp.tasks import Task, TaskError, task_from_source
 

@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from adaexplore_mcp.config import Ops, Precision
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.rundir import RunData, RunDirError, TaskRun
 
 FAST_P: tuple[float, ...] = (0.0, 1.0, 1.2, 2.0)

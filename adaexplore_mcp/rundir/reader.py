@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from adaexplore_mcp.config import Ops, Precision
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.rundir.errors import RunDirError
 from adaexplore_mcp.rundir.files import read_events
 from adaexplore_mcp.rundir.layout import (

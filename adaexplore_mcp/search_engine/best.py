@@ -10,10 +10,10 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.judge.result import EvalResult, Status
 from adaexplore_mcp.search_engine.models import Candidate, Measurement
 from adaexplore_mcp.search_engine.reward import runtime_of, speedup_of
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from adaexplore_mcp.search_engine.tree import Tree
 
 

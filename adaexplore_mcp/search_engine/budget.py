@@ -6,10 +6,10 @@ together; an abandoned selection stops counting when its lease expires.
 
 from __future__ import annotations
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.search_engine.errors import BudgetExhausted
 from adaexplore_mcp.search_engine.models import Budget, Usage
 from adaexplore_mcp.search_engine.repository import SearchRecord
+from adaexplore_mcp.search_engine.settings import SearchSettings
 
 
 def default_budget(settings: SearchSettings) -> Budget:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.search_engine import repository as repo
 from adaexplore_mcp.search_engine.models import Action, MemoryEntry, PoolEntry
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from adaexplore_mcp.search_engine.tree import Tree
 from adaexplore_mcp.search_engine.views import memory_entry, pool_entry
 

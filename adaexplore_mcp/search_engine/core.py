@@ -10,11 +10,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from sqlite3 import Connection
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.judge.interface import Judge
 from adaexplore_mcp.search_engine import repository as repo
 from adaexplore_mcp.search_engine.errors import SearchError, UnknownNode, UnknownSearch
 from adaexplore_mcp.search_engine.repository import SearchRecord
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from adaexplore_mcp.search_engine.tree import Tree
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task

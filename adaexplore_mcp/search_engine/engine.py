@@ -8,7 +8,6 @@ and a killed process loses at most the evaluations it was waiting for.
 
 from __future__ import annotations
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.judge.result import ProgressCallback
 from adaexplore_mcp.search_engine import budget as budgets
 from adaexplore_mcp.search_engine import leases
@@ -33,6 +32,7 @@ from adaexplore_mcp.search_engine.models import (
     Usage,
 )
 from adaexplore_mcp.search_engine.repository import NewNode
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from adaexplore_mcp.search_engine.stepping import Stepping
 from adaexplore_mcp.search_engine.views import node_view, search_info
 from adaexplore_mcp.tasks import Task

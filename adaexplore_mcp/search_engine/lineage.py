@@ -8,9 +8,9 @@ import sqlite3
 import uuid
 from collections.abc import Iterator, Sequence
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.search_engine.models import Action, Budget, Edit
 from adaexplore_mcp.search_engine.repository import NewNode, SearchRecord
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from adaexplore_mcp.tasks import Task
 
 

@@ -6,8 +6,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.judge.result import EvalResult, Status
+from adaexplore_mcp.search_engine.settings import SearchSettings
 
 
 class Action(StrEnum):

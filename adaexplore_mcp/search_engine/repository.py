@@ -9,9 +9,9 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.judge.result import kernel_hash
 from adaexplore_mcp.search_engine.models import Action, Budget, Edit, Measurement
+from adaexplore_mcp.search_engine.settings import SearchSettings
 
 _LIGHT_COLUMNS = "id, parent_id, action, depth, status, speedup, runtime_ms, author, created_at"
 

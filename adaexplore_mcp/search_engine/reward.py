@@ -12,8 +12,8 @@ whenever the best does, and the tree derives it from the measured runtimes when 
 
 from __future__ import annotations
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.judge.result import EvalResult, Status
+from adaexplore_mcp.search_engine.settings import SearchSettings
 
 
 def speedup_of(result: EvalResult, settings: SearchSettings) -> float | None:

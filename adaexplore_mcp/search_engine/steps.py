@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, field_validator
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.judge.result import EvalResult
 from adaexplore_mcp.search_engine.models import Action, Edit
 from adaexplore_mcp.search_engine.repository import NewNode
 from adaexplore_mcp.search_engine.reward import runtime_of, speedup_of
+from adaexplore_mcp.search_engine.settings import SearchSettings
 
 
 def normalized_kernel(code: str) -> str:

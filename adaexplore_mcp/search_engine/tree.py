@@ -17,10 +17,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.judge.result import Status
 from adaexplore_mcp.search_engine.models import Action, NodeSummary
 from adaexplore_mcp.search_engine.reward import correct_reward, failure_reward
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from adaexplore_mcp.search_engine.similarity import diverse_pick, jaccard, shingles
 
 

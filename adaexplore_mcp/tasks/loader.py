@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from adaexplore_mcp.config import Tolerance
+from adaexplore_mcp.judge.policy import Tolerance
 from adaexplore_mcp.tasks.derived import derive_variants, integer_globals
 from adaexplore_mcp.tasks.model import ShapeValue, ShapeVariant, Task, VariantRole
 

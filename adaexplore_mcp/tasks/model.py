@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, computed_field
 
-from adaexplore_mcp.config import Tolerance
+from adaexplore_mcp.judge.policy import Tolerance
 
 ShapeValue = int | float | bool | str
 

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from adaexplore_mcp.config import LLMSettings, MemorySettings, Settings
+from adaexplore_mcp.config import Settings
+from adaexplore_mcp.config.llm import LLMSettings
 from adaexplore_mcp.llm import LLM, open_llm
+from adaexplore_mcp.memory.settings import MemorySettings
 from adaexplore_mcp.tasks import bundled_solution, get_bundled_task
 from tests.llm.conftest import KEYS_ENV
 from tests.llm.fake_providers import FakeProviders, Recorded, Reply

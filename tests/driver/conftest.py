@@ -20,19 +20,17 @@ from typing import Any
 
 import pytest
 
-from adaexplore_mcp.config import (
-    DriverSettings,
-    LLMSettings,
-    McpSettings,
-    MemorySettings,
-    RemoteJudgeSettings,
-    SearchSettings,
-    Settings,
-)
+from adaexplore_mcp.config import Settings
+from adaexplore_mcp.config.driver import DriverSettings
+from adaexplore_mcp.config.llm import LLMSettings
 from adaexplore_mcp.driver import DriveSpec, Observer, RunProgress, RunResult, drive
 from adaexplore_mcp.driver.prompts import SYSTEM
 from adaexplore_mcp.judge import LocalJudge
+from adaexplore_mcp.judge.settings import RemoteJudgeSettings
 from adaexplore_mcp.llm import LLM, open_llm
+from adaexplore_mcp.mcp_server.settings import McpSettings
+from adaexplore_mcp.memory.settings import MemorySettings
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import bundled_solution
 from tests.conftest import LoopThread, cpu_settings

@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import pytest
 
-from adaexplore_mcp.config import Ops
 from adaexplore_mcp.driver import prompts
 from adaexplore_mcp.judge import Status
+from adaexplore_mcp.judge.policy import Ops
 from adaexplore_mcp.search_engine import Action, MemoryEntry, NodeView
 from adaexplore_mcp.tasks import get_bundled_task
 from tests.ops_wording import assert_library_operators_allowed, assert_whole_result_in_triton

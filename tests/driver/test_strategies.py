@@ -258,7 +258,7 @@ def test_metr_improves_correct_kernels_picked_by_speedup(tmp_path, run_driver, m
 def test_a_run_under_the_mixed_operator_policy_judges_and_records_every_step_under_it(
     tmp_path, run_driver, model
 ):
-    from adaexplore_mcp.config import Ops
+    from adaexplore_mcp.judge.policy import Ops
     from adaexplore_mcp.search_engine import SearchEngine
     from tests.judge.mixed import LIBRARY_GEMM_TRITON_EPILOGUE, LINEAR_RELU_TASK
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import uvicorn
 
-from adaexplore_mcp.config import ServiceSettings
 from adaexplore_mcp.judge import LocalJudge
 from adaexplore_mcp.judge.service.app import create_app
+from adaexplore_mcp.judge.settings import ServiceSettings
 from adaexplore_mcp.listening import url_of
 from adaexplore_mcp.tasks import Task, bundled_solution, get_bundled_task
 

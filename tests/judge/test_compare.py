@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from adaexplore_mcp.config import Tolerance
+from adaexplore_mcp.judge.policy import Tolerance
 from adaexplore_mcp.judge.trusted.compare import Comparison, first_modified, same_bits
 
 TOL = {"float32": Tolerance(atol=1e-4, rtol=1e-4), "float16": Tolerance(atol=1e-2, rtol=1e-2)}

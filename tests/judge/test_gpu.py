@@ -30,7 +30,7 @@ SOFTMAX = get_bundled_task("softmax")
 
 @pytest.fixture(scope="module")
 def gpu_judge(loop_thread, tmp_path_factory):
-    from adaexplore_mcp.config import JudgeSettings
+    from adaexplore_mcp.judge.settings import JudgeSettings
 
     # ADAEXPLORE_HOME lets a GPU session share compiled baselines with the benchmarks
     shared = os.environ.get("ADAEXPLORE_HOME")

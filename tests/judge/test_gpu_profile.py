@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from adaexplore_mcp.config import JudgeSettings
 from adaexplore_mcp.judge.profile import Profiler
+from adaexplore_mcp.judge.settings import JudgeSettings
 from adaexplore_mcp.tasks import bundled_solution, get_bundled_task
 
 from .test_gpu import _has_gpu

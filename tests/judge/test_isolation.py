@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from adaexplore_mcp.config import IntegritySettings, SandboxSettings
 from adaexplore_mcp.judge import LocalJudge, QueueFull, Status
+from adaexplore_mcp.judge.settings import IntegritySettings, SandboxSettings
 from adaexplore_mcp.tasks import TaskError, get_bundled_task, parse_task
 
 from ..conftest import cpu_settings

@@ -4,15 +4,16 @@ hint, baseline keys. (The TF32 behaviour itself needs a GPU: benchmarks/precisio
 import pytest
 import torch
 
-from adaexplore_mcp.config import Precision, Tolerance
 from adaexplore_mcp.judge.messages import incorrect
-from adaexplore_mcp.judge.pool.baselines import baseline_key
-from adaexplore_mcp.judge.precision import (
+from adaexplore_mcp.judge.policy import (
     LEGACY_TOLERANCE,
     TF32_TOLERANCE,
     TF32_UNIT_ROUNDOFF,
+    Precision,
+    Tolerance,
     forced_tolerances,
 )
+from adaexplore_mcp.judge.pool.baselines import baseline_key
 from adaexplore_mcp.judge.result import Mismatch, ShapeError
 from adaexplore_mcp.judge.trusted.compare import Comparison, tolerance_for
 from adaexplore_mcp.tasks import bundled_solution, parse_task, resolve_task

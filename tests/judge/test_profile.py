@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from adaexplore_mcp.config import JudgeSettings, ProfileSettings
 from adaexplore_mcp.judge.profile import ProfileFailed, Profiler, ProfilerUnavailable
 from adaexplore_mcp.judge.profile.metrics import bound_by, parse_raw_csv, summarize
 from adaexplore_mcp.judge.profile.models import KERNEL_NAME_CHARS, MAX_KERNELS
+from adaexplore_mcp.judge.settings import JudgeSettings, ProfileSettings
 from adaexplore_mcp.mcp_server.answers import tokens_of
 from adaexplore_mcp.tasks import bundled_solution, get_bundled_task
 

@@ -9,9 +9,10 @@ import json
 
 import pytest
 
-from adaexplore_mcp.config import RaySettings, Settings
+from adaexplore_mcp.config import Settings
 from adaexplore_mcp.judge import JudgeUnavailable, Phase, Status
 from adaexplore_mcp.judge.cluster import RayJudge
+from adaexplore_mcp.judge.settings import RaySettings
 from adaexplore_mcp.mcp_server.workbench import Workbench
 
 from ..conftest import cpu_settings, run_cli

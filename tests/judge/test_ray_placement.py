@@ -10,7 +10,7 @@ from types import ModuleType
 
 import pytest
 
-from adaexplore_mcp.config import JudgeSettings, RaySettings, Settings, is_ray_address
+from adaexplore_mcp.config import Settings
 from adaexplore_mcp.judge import JudgeUnavailable, open_judge
 from adaexplore_mcp.judge.cluster import RayJudge
 from adaexplore_mcp.judge.cluster.placement import (
@@ -19,6 +19,7 @@ from adaexplore_mcp.judge.cluster.placement import (
     ClusterLacks,
     plan_actors,
 )
+from adaexplore_mcp.judge.settings import JudgeSettings, RaySettings, is_ray_address
 
 GPU_NODE = {"CPU": 16.0, "GPU": 2.0}
 

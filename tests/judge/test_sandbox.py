@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 import adaexplore_mcp
-from adaexplore_mcp.config import IntegritySettings, SandboxSettings
 from adaexplore_mcp.judge import LocalJudge, Status
+from adaexplore_mcp.judge.settings import IntegritySettings, SandboxSettings
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import get_bundled_task
 

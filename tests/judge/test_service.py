@@ -10,7 +10,7 @@ import time
 import httpx
 import pytest
 
-from adaexplore_mcp.config import RemoteJudgeSettings, ServiceSettings, Settings
+from adaexplore_mcp.config import Settings
 from adaexplore_mcp.judge import (
     Judge,
     JudgeUnavailable,
@@ -23,6 +23,7 @@ from adaexplore_mcp.judge import (
 )
 from adaexplore_mcp.judge.service import app as service_module
 from adaexplore_mcp.judge.service.server import check_bind
+from adaexplore_mcp.judge.settings import RemoteJudgeSettings, ServiceSettings
 from adaexplore_mcp.tasks import TaskError
 
 from ..conftest import cpu_settings, run_cli

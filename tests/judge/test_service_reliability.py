@@ -21,8 +21,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from adaexplore_mcp.config import RemoteJudgeSettings
 from adaexplore_mcp.judge import RemoteJudge
+from adaexplore_mcp.judge.settings import RemoteJudgeSettings
 from adaexplore_mcp.tasks import Task
 
 from .servers import (

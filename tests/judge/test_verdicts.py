@@ -184,8 +184,8 @@ def test_exception_in_constructor_is_a_compile_error(cpu_judge):
 
 
 def test_tolerances_are_configurable_per_dtype(loop_thread, tmp_path):
-    from adaexplore_mcp.config import Tolerance
     from adaexplore_mcp.judge import LocalJudge
+    from adaexplore_mcp.judge.policy import Tolerance
 
     from ..conftest import cpu_settings
 

@@ -8,7 +8,7 @@ import socket
 import pytest
 import torch
 
-from adaexplore_mcp.config import TimingSettings
+from adaexplore_mcp.judge.settings import TimingSettings
 from adaexplore_mcp.judge.trusted.spans import plan_calls
 from adaexplore_mcp.judge.trusted.timing import Handoff, SpanResult
 from adaexplore_mcp.judge.wire.frames import HEADER, Channel, ChannelClosed, FrameBuffer, FrameError

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from adaexplore_mcp.config import LLMSettings
+from adaexplore_mcp.config.llm import LLMSettings
 from adaexplore_mcp.llm import LLM, open_llm
 
 from .fake_providers import FakeProviders

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adaexplore_mcp.config import ModelPrice
+from adaexplore_mcp.config.llm import ModelPrice
 from adaexplore_mcp.llm import Completion, Message
 
 from .conftest import KEYS, MODELS, llm_for, run

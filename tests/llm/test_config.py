@@ -8,7 +8,8 @@ import json
 import openai
 import pytest
 
-from adaexplore_mcp.config import LLMSettings, ModelPrice, Settings
+from adaexplore_mcp.config import Settings
+from adaexplore_mcp.config.llm import LLMSettings, ModelPrice
 from adaexplore_mcp.llm import LLM, AnthropicLLM, LLMNotConfigured, Message, OpenAILLM, open_llm
 
 from .conftest import KEYS, KEYS_ENV, fast_settings, llm_for, run

@@ -5,7 +5,7 @@ from email.utils import formatdate
 
 import pytest
 
-from adaexplore_mcp.config import ModelPrice
+from adaexplore_mcp.config.llm import ModelPrice
 from adaexplore_mcp.llm import PRICES, price_of
 from adaexplore_mcp.llm.base import retry_after_s
 from adaexplore_mcp.llm.prices import cost_usd

@@ -10,16 +10,14 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from adaexplore_mcp.config import (
-    LLMSettings,
-    McpSettings,
-    MemorySettings,
-    RemoteJudgeSettings,
-    SearchSettings,
-    Settings,
-)
+from adaexplore_mcp.config import Settings
+from adaexplore_mcp.config.llm import LLMSettings
 from adaexplore_mcp.judge import EvalResult
+from adaexplore_mcp.judge.settings import RemoteJudgeSettings
 from adaexplore_mcp.mcp_server import Workbench, build_server
+from adaexplore_mcp.mcp_server.settings import McpSettings
+from adaexplore_mcp.memory.settings import MemorySettings
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from adaexplore_mcp.tasks import Task, bundled_solution
 from tests.conftest import cpu_settings
 

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult
 
-from adaexplore_mcp.config import McpSettings, RemoteJudgeSettings, Settings
+from adaexplore_mcp.config import Settings
 from adaexplore_mcp.judge import (
     EvalResult,
     JudgeError,
@@ -24,8 +24,10 @@ from adaexplore_mcp.judge import (
     QueueFull,
     Status,
 )
+from adaexplore_mcp.judge.settings import RemoteJudgeSettings
 from adaexplore_mcp.mcp_server import ErrorCode, ErrorInfo, ErrorPayload, Workbench, build_server
 from adaexplore_mcp.mcp_server.errors import error_of
+from adaexplore_mcp.mcp_server.settings import McpSettings
 from adaexplore_mcp.memory import RuleTextError, UnknownRule
 from adaexplore_mcp.prompts import PromptNotFound
 from adaexplore_mcp.search_engine import (

@@ -19,9 +19,9 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from adaexplore_mcp.config import McpSettings
 from adaexplore_mcp.mcp_server import HttpServer, Workbench, build_server, http_app
 from adaexplore_mcp.mcp_server.http import check_bind
+from adaexplore_mcp.mcp_server.settings import McpSettings
 from tests.conftest import run_cli
 from tests.mcp_server.conftest import make_settings
 

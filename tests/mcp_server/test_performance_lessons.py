@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from adaexplore_mcp.config import Ops, Precision
 from adaexplore_mcp.judge import EvalResult, Status
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.judge.result import Environment
 from adaexplore_mcp.mcp_server import Workbench
 from adaexplore_mcp.mcp_server.answers import tokens_of

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from adaexplore_mcp.config import ProfileSettings
 from adaexplore_mcp.judge.profile import Profiler
+from adaexplore_mcp.judge.settings import ProfileSettings
 from adaexplore_mcp.mcp_server import ErrorCode, ErrorInfo, Workbench, build_server
 from tests.judge.fake_ncu import Row, write_fake_ncu
 from tests.mcp_server.conftest import GELU, make_settings, text

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from adaexplore_mcp.config import MemorySettings
 from adaexplore_mcp.memory import FailureReport, SkillMemory
+from adaexplore_mcp.memory.settings import MemorySettings
 from adaexplore_mcp.store import Store
 
 

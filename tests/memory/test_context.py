@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from adaexplore_mcp.config import Ops, Precision
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.memory import FailureReport
 from adaexplore_mcp.memory.context import ANY, MemoryContext
 

@@ -4,8 +4,10 @@ import asyncio
 
 import pytest
 
-from adaexplore_mcp.config import LLMSettings, MemorySettings, Settings
+from adaexplore_mcp.config import Settings
+from adaexplore_mcp.config.llm import LLMSettings
 from adaexplore_mcp.memory import FailureReport, Provenance, RuleStatus, open_memory
+from adaexplore_mcp.memory.settings import MemorySettings
 from tests.llm.conftest import KEYS_ENV, MODELS
 from tests.llm.fake_providers import FakeProviders, Reply
 

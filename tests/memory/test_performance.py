@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from adaexplore_mcp.config import MemorySettings, Ops, Precision
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.memory import Measured, PerformanceMemory
 from adaexplore_mcp.memory.context import MemoryContext
+from adaexplore_mcp.memory.settings import MemorySettings
 from adaexplore_mcp.memory.task_operators import task_operators
 from adaexplore_mcp.store import Store
 

@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from adaexplore_mcp.config import LLMSettings
+from adaexplore_mcp.config.llm import LLMSettings
 from adaexplore_mcp.llm import open_llm
 from adaexplore_mcp.memory.reasoning_bank import ReasoningBank, TaskOutcome
 from adaexplore_mcp.store import Store

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from adaexplore_mcp.config import Precision
 from adaexplore_mcp.judge import EvalResult, JudgeError, JudgeUnavailable, Status
+from adaexplore_mcp.judge.policy import Precision
 from adaexplore_mcp.problem_set import (
     ResultsFileError,
     judge_set,

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from adaexplore_mcp.config import MemorySettings, Ops, Precision, SearchSettings
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.memory import SkillMemory
+from adaexplore_mcp.memory.settings import MemorySettings
 from adaexplore_mcp.rundir import (
     RunConfig,
     StepRecord,
@@ -24,6 +25,7 @@ from adaexplore_mcp.rundir import (
     write_text,
 )
 from adaexplore_mcp.search_engine import Edit, SearchEngine
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task, task_from_source
 from tests.search_engine.fakes import FakeJudge, kernel

@@ -6,7 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from adaexplore_mcp.config import Ops
+from adaexplore_mcp.judge.policy import Ops
 from adaexplore_mcp.report import REEVAL_FILE, history, load_run, reeval_run, run_stats
 from adaexplore_mcp.tasks import bundled_solution, get_bundled_task
 from tests.conftest import run_cli

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adaexplore_mcp.config import Ops, Precision
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.report import (
     Bootstrap,
     RunDirError,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.search_engine import SearchEngine
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from adaexplore_mcp.store import Store
 from tests.search_engine.fakes import FakeJudge
 

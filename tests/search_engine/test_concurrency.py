@@ -6,8 +6,8 @@ import asyncio
 import multiprocessing as mp
 from collections import Counter
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.search_engine import Budget, SearchEngine
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from tests.search_engine.fakes import FakeJudge, kernel, toy_task
 from tests.search_engine.loops import check_consistent, search_loop, select_once
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.search_engine import Action, Edit, SearchEngine, views
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from adaexplore_mcp.search_engine.similarity import similarity
 from tests.search_engine.fakes import kernel, toy_task
 

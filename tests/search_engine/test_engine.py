@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.judge.result import Phase
 from adaexplore_mcp.search_engine import (
     Action,
@@ -20,6 +19,7 @@ from adaexplore_mcp.search_engine import (
     UnknownNode,
     UnknownSearch,
 )
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from tests.search_engine.fakes import FakeJudge, kernel, toy_task
 
 
@@ -337,7 +337,7 @@ def test_a_fork_with_a_seeded_settings_replays_the_same_choices(store, judge):
 
 
 def test_every_evaluation_of_a_search_uses_its_policies(tmp_path):
-    from adaexplore_mcp.config import Ops, Precision
+    from adaexplore_mcp.judge.policy import Ops, Precision
     from adaexplore_mcp.search_engine import SearchEngine
     from adaexplore_mcp.store import Store
 

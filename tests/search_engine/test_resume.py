@@ -5,8 +5,8 @@ from __future__ import annotations
 import multiprocessing as mp
 import time
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.search_engine import Budget, SearchEngine
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from tests.search_engine.fakes import FakeJudge, toy_task
 from tests.search_engine.loops import check_consistent, search_loop
 

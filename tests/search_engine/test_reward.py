@@ -3,9 +3,9 @@ import itertools
 import pydantic
 import pytest
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.judge.result import Status
 from adaexplore_mcp.search_engine.reward import correct_reward, failure_reward
+from adaexplore_mcp.search_engine.settings import SearchSettings
 
 SETTINGS = SearchSettings()
 BEST_MS = 10.0

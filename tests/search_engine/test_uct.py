@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.search_engine import Action, Budget, SearchEngine
 from adaexplore_mcp.search_engine.actions import choose_action
 from adaexplore_mcp.search_engine.lineage import new_record
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from adaexplore_mcp.search_engine.tree import Tree
 from tests.search_engine.fakes import EAGER_MS, kernel, toy_task
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from adaexplore_mcp.config import SearchSettings
 from adaexplore_mcp.search_engine import Action, Edit, PatchError, SearchEngine
+from adaexplore_mcp.search_engine.settings import SearchSettings
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import bundled_solution, resolve_task
 

@@ -17,11 +17,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from adaexplore_mcp.config import JudgeSettings, Ops, Precision
 from adaexplore_mcp.judge.devices import GpuInfo
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.judge.pool.baselines import Baseline
 from adaexplore_mcp.judge.pool.local import LocalJudge
 from adaexplore_mcp.judge.result import EvalResult, LintReport, Phase
+from adaexplore_mcp.judge.settings import JudgeSettings
 from adaexplore_mcp.tasks import Task
 
 

@@ -24,7 +24,6 @@ import contextlib
 import logging
 from typing import Any
 
-from adaexplore_mcp.config import JudgeSettings, Ops, Precision, RaySettings
 from adaexplore_mcp.judge.cluster.actor import JudgeActor, Progress
 from adaexplore_mcp.judge.cluster.head import Head, head_of
 from adaexplore_mcp.judge.cluster.placement import ActorPlan, ClusterLacks, plan_actors
@@ -36,9 +35,11 @@ from adaexplore_mcp.judge.cluster.raycalls import (
 )
 from adaexplore_mcp.judge.cluster.roster import ActorRoster, ActorSlot
 from adaexplore_mcp.judge.exceptions import JudgeError, JudgeUnavailable
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.judge.pool.baselines import Baseline, BaselineCache, add_speedups
 from adaexplore_mcp.judge.pool.lane import LaneStatus
 from adaexplore_mcp.judge.result import EvalResult, LintReport, ProgressCallback
+from adaexplore_mcp.judge.settings import JudgeSettings, RaySettings
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task
 

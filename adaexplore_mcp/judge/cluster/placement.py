@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from adaexplore_mcp.config import RaySettings
 from adaexplore_mcp.judge.devices import parse_device_spec
 from adaexplore_mcp.judge.exceptions import JudgeUnavailable
+from adaexplore_mcp.judge.settings import RaySettings
 
 CPU_ACTORS_DEFAULT = 2
 

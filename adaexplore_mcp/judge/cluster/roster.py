@@ -10,12 +10,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from adaexplore_mcp.config import RaySettings
 from adaexplore_mcp.judge.cluster.actor import ActorInfo
 from adaexplore_mcp.judge.cluster.head import Head, cluster_gone
 from adaexplore_mcp.judge.cluster.raycalls import awaited, first_line, import_ray
 from adaexplore_mcp.judge.exceptions import JudgeUnavailable
 from adaexplore_mcp.judge.pool.lane import LaneStatus
+from adaexplore_mcp.judge.settings import RaySettings
 
 log = logging.getLogger(__name__)
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from adaexplore_mcp.config import JudgeSettings
 from adaexplore_mcp.judge.devices import GpuInfo
 from adaexplore_mcp.judge.exceptions import JudgeUnavailable, QueueFull
 from adaexplore_mcp.judge.pool.worker_handle import WorkerDied, WorkerHandle
+from adaexplore_mcp.judge.settings import JudgeSettings
 from adaexplore_mcp.judge.wire.jobs import ChildOutcome, JobMessage, PhaseMessage, ReadyMessage
 
 log = logging.getLogger(__name__)

@@ -20,8 +20,6 @@ import uuid
 from pathlib import Path
 
 import adaexplore_mcp
-from adaexplore_mcp.config import JudgeSettings, Ops, Precision
-from adaexplore_mcp.config.judge import MAX_TIMEOUT_S
 from adaexplore_mcp.judge.devices import (
     GpuInfo,
     ProbeReport,
@@ -30,11 +28,13 @@ from adaexplore_mcp.judge.devices import (
 )
 from adaexplore_mcp.judge.exceptions import JudgeError, JudgeUnavailable
 from adaexplore_mcp.judge.outcomes import eval_result, report_body
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.judge.pool.baselines import Baseline, BaselineCache, add_speedups
 from adaexplore_mcp.judge.pool.lane import Lane, LaneStatus, Pending
 from adaexplore_mcp.judge.pool.worker_handle import WorkerDied, WorkerHandle
 from adaexplore_mcp.judge.result import EvalResult, LintReport, Phase, ProgressCallback
 from adaexplore_mcp.judge.sandbox.limits import scrubbed_environment
+from adaexplore_mcp.judge.settings import MAX_TIMEOUT_S, JudgeSettings
 from adaexplore_mcp.judge.static_checks import precheck
 from adaexplore_mcp.judge.wire.jobs import (
     ChildJob,

@@ -17,10 +17,10 @@ import sys
 
 from pydantic import BaseModel
 
-from adaexplore_mcp.config import SandboxSettings
 from adaexplore_mcp.judge import sandbox
 from adaexplore_mcp.judge.profile.models import ProfileJob
 from adaexplore_mcp.judge.sandbox import limits
+from adaexplore_mcp.judge.settings import SandboxSettings
 
 JOB_FILE = "profile-job.json"
 CSV_FILE = "profile.csv"

@@ -18,7 +18,6 @@ import tempfile
 from pathlib import Path
 
 import adaexplore_mcp
-from adaexplore_mcp.config import JudgeSettings
 from adaexplore_mcp.judge.devices import nvidia_driver_present, parse_device_spec
 from adaexplore_mcp.judge.profile import launcher, target
 from adaexplore_mcp.judge.profile.errors import ProfileFailed, ProfilerUnavailable
@@ -31,6 +30,7 @@ from adaexplore_mcp.judge.profile.metrics import (
 )
 from adaexplore_mcp.judge.profile.models import ProfileJob, ProfileReport
 from adaexplore_mcp.judge.sandbox import limits
+from adaexplore_mcp.judge.settings import JudgeSettings
 from adaexplore_mcp.tasks import Task
 
 TAIL_CHARS = 2000

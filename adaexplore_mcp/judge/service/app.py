@@ -22,7 +22,6 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 import adaexplore_mcp
-from adaexplore_mcp.config import ServiceSettings
 from adaexplore_mcp.judge.exceptions import JudgeError, JudgeUnavailable, QueueFull
 from adaexplore_mcp.judge.pool.local import LocalJudge
 from adaexplore_mcp.judge.result import EvalResult, LintReport, Phase, ProgressCallback
@@ -39,6 +38,7 @@ from adaexplore_mcp.judge.service.api import (
     ResultEvent,
     Versions,
 )
+from adaexplore_mcp.judge.settings import ServiceSettings
 from adaexplore_mcp.listening import BearerAuth
 from adaexplore_mcp.tasks import TaskError, task_from_source
 

@@ -16,8 +16,8 @@ import logging
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from adaexplore_mcp.config import Ops, Precision, RemoteJudgeSettings
 from adaexplore_mcp.judge.exceptions import JudgeError, JudgeUnavailable, QueueFull
+from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.judge.result import EvalResult, LintReport, ProgressCallback
 from adaexplore_mcp.judge.service.api import (
     API_PREFIX,
@@ -32,6 +32,7 @@ from adaexplore_mcp.judge.service.api import (
     TaskPayload,
     stream_line,
 )
+from adaexplore_mcp.judge.settings import RemoteJudgeSettings
 from adaexplore_mcp.tasks import Task, TaskError
 
 log = logging.getLogger(__name__)

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import uvicorn
 
-from adaexplore_mcp.config import JudgeSettings, ServiceSettings, database_path
+from adaexplore_mcp.config import database_path
 from adaexplore_mcp.judge.pool.local import LocalJudge
 from adaexplore_mcp.judge.service.app import create_app
+from adaexplore_mcp.judge.settings import JudgeSettings, ServiceSettings
 from adaexplore_mcp.listening import bind, url_of
 from adaexplore_mcp.listening import check_bind as guard_bind
 from adaexplore_mcp.store import Store

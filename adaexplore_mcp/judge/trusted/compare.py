@@ -8,11 +8,9 @@ from typing import Any
 
 import torch
 
-from adaexplore_mcp.config import Tolerance
+from adaexplore_mcp.judge import policy
+from adaexplore_mcp.judge.policy import Tolerance
 from adaexplore_mcp.judge.result import Mismatch
-
-# Used when a dtype has no configured tolerance: exact for integers and booleans.
-EXACT = Tolerance(atol=0.0, rtol=0.0)
 
 
 def as_outputs(value: Any) -> list[Any]:
@@ -32,16 +30,8 @@ def tolerance_for(
     override: Tolerance | None,
     forced: dict[str, Tolerance] | None = None,
 ) -> Tolerance:
-    """``forced`` (a precision policy's) first, then the task's ``override``, then the
-    configured per-dtype tolerance; integers and booleans compare exactly."""
-    if not (dtype.is_floating_point or dtype.is_complex):
-        return EXACT
-    name = dtype_name(dtype)
-    if forced and name in forced:
-        return forced[name]
-    if override is not None:
-        return override
-    return tolerances.get(name, EXACT)
+    """The tolerance of an output of ``dtype``, as ``policy.tolerance_for`` decides it."""
+    return policy.tolerance_for(dtype_name(dtype), tolerances, override, forced)
 
 
 class Comparison:

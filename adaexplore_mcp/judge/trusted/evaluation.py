@@ -13,10 +13,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from adaexplore_mcp.config import Ops
 from adaexplore_mcp.judge import messages, ops
 from adaexplore_mcp.judge.checks import Violation
-from adaexplore_mcp.judge.precision import forced_tolerances, range_trial_scale
+from adaexplore_mcp.judge.policy import Ops, forced_tolerances, range_trial_scale
 from adaexplore_mcp.judge.result import (
     Correctness,
     Environment,

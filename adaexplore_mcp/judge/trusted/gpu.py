@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from adaexplore_mcp.config import TimingSettings
+from adaexplore_mcp.judge.settings import TimingSettings
 from adaexplore_mcp.judge.trusted.hold import Hold
 
 

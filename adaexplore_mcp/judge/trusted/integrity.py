@@ -13,8 +13,8 @@ from typing import Any
 
 import torch
 
-from adaexplore_mcp.config import Ops
 from adaexplore_mcp.judge.checks import Check, Violation
+from adaexplore_mcp.judge.policy import Ops
 from adaexplore_mcp.judge.trusted.compare import Comparison, as_outputs
 from adaexplore_mcp.judge.wire.subject import Signals
 from adaexplore_mcp.judge.wire.values import Opaque

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from adaexplore_mcp.config import Precision
+from adaexplore_mcp.judge.policy import Precision
 
 # 2 * 8192**3 = 1.1e12 FLOPs: long enough (over a millisecond at a PFLOP/s) that launch costs
 # vanish, and a few hundred MB at most.

@@ -11,8 +11,8 @@ from typing import Any
 
 import torch
 
-from adaexplore_mcp.config import TimingSettings
 from adaexplore_mcp.judge.result import RuntimeStats
+from adaexplore_mcp.judge.settings import TimingSettings
 from adaexplore_mcp.judge.trusted.timing import SpanResult, SpanTimer, set_bytes
 
 

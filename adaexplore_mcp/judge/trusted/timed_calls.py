@@ -7,8 +7,8 @@ import statistics
 import time
 from typing import TYPE_CHECKING, Any
 
-from adaexplore_mcp.config import Ops
 from adaexplore_mcp.judge import roofline
+from adaexplore_mcp.judge.policy import Ops
 from adaexplore_mcp.judge.result import KernelTime, Phase, RuntimeStats, TimingDetail
 from adaexplore_mcp.judge.trusted import integrity
 from adaexplore_mcp.judge.trusted.gpu import Gpu

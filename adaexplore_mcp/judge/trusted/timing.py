@@ -44,7 +44,7 @@ from typing import Any
 
 import torch
 
-from adaexplore_mcp.config import TimingSettings
+from adaexplore_mcp.judge.settings import TimingSettings
 from adaexplore_mcp.judge.trusted.gpu import Gpu
 from adaexplore_mcp.judge.trusted.link import Link, SubjectLost
 from adaexplore_mcp.judge.wire import cuda

@@ -12,15 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
-from adaexplore_mcp.config import (
-    IntegritySettings,
-    Ops,
-    Precision,
-    SandboxSettings,
-    TimingSettings,
-    Tolerance,
-)
+from adaexplore_mcp.judge.policy import Ops, Precision, Tolerance
 from adaexplore_mcp.judge.result import Phase, SandboxReport
+from adaexplore_mcp.judge.settings import IntegritySettings, SandboxSettings, TimingSettings
 from adaexplore_mcp.tasks import Task
 
 

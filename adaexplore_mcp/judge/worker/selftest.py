@@ -7,10 +7,10 @@ import shutil
 import socket
 from typing import TYPE_CHECKING
 
-from adaexplore_mcp.config import SandboxSettings
 from adaexplore_mcp.judge import sandbox
 from adaexplore_mcp.judge.result import SandboxReport
 from adaexplore_mcp.judge.sandbox import limits
+from adaexplore_mcp.judge.settings import SandboxSettings
 
 if TYPE_CHECKING:
     from adaexplore_mcp.judge.worker.main import Worker

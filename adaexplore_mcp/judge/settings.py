@@ -1,68 +1,17 @@
 """The judge's settings: where kernels run, how they are checked and timed, the sandbox, the
-judge service and its clients."""
+judge service and its clients (``Settings().judge``, ``.remote``, ``.ray``, ``.service``).
+
+Importable without the judge's heavy modules: only pydantic, the policies and the device
+specifications."""
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import Literal
-
 from pydantic import BaseModel, Field, field_validator
 
+from adaexplore_mcp.judge.devices import parse_device_spec
+from adaexplore_mcp.judge.policy import Ops, Precision, Tolerance, default_tolerances
+
 MAX_TIMEOUT_S = 86_400.0  # a day: any longer is a mistake (inf, a unit error)
-
-
-class Tolerance(BaseModel, frozen=True):
-    """An element passes when ``|actual - expected| <= atol + rtol * |expected|``.
-
-    With ``atol_scale="output_rms"`` the ``atol`` is a fraction of the expected output's root
-    mean square, so a rounding error that scales with the output passes near its zeros too."""
-
-    atol: float = Field(ge=0)
-    rtol: float = Field(ge=0)
-    atol_scale: Literal["absolute", "output_rms"] = "absolute"
-
-
-class Precision(StrEnum):
-    """How float32 work is judged and timed (``docs/precision.md``).
-
-    - ``strict``: the float32 tolerance against a float32 reference; baselines with TF32 off.
-    - ``tf32``: the candidate may round like TF32: a tolerance derived from TF32's precision
-      against the float32 reference; baselines timed with TF32 on, so speedups compare like
-      with like.
-    - ``legacy``: atol = rtol = 5e-2 with TF32-off baselines, to reproduce numbers published
-      under that gate; its results are labelled ``legacy``.
-
-    Float16 and bfloat16 outputs keep their own tolerances under every policy.
-    """
-
-    STRICT = "strict"
-    TF32 = "tf32"
-    LEGACY = "legacy"
-
-
-class Ops(StrEnum):
-    """Which operators may compute (``docs/ops.md``).
-
-    - ``triton``: every computation in Triton; torch may only allocate, reshape and copy.
-    - ``mixed``: torch's library operators (a cuBLAS GEMM, a cuDNN convolution) may stay beside
-      Triton kernels, which must still do real work: the output is wrong with their launches
-      turned into no-ops. The result reports the share of time in Triton kernels.
-
-    ``--precision legacy --ops mixed`` is the setting KernelBench's and AdaExplore's published
-    numbers were measured under.
-    """
-
-    TRITON = "triton"
-    MIXED = "mixed"
-
-
-def _default_tolerances() -> dict[str, Tolerance]:
-    return {
-        "float32": Tolerance(atol=1e-4, rtol=1e-4),
-        "float16": Tolerance(atol=1e-2, rtol=1e-2),
-        "bfloat16": Tolerance(atol=1e-2, rtol=1e-2),
-        "float64": Tolerance(atol=1e-7, rtol=1e-7),
-    }
 
 
 class TimingSettings(BaseModel):
@@ -238,7 +187,7 @@ class JudgeSettings(BaseModel):
         default=3, ge=1, description="Fresh random input sets on the main shape per evaluation."
     )
     odd_trials: int = Field(default=1, ge=1, description="Input sets per odd-sized shape variant.")
-    tolerances: dict[str, Tolerance] = Field(default_factory=_default_tolerances)
+    tolerances: dict[str, Tolerance] = Field(default_factory=default_tolerances)
     output_limit_mb: int = Field(
         default=16,
         ge=1,
@@ -270,8 +219,6 @@ class JudgeSettings(BaseModel):
     @field_validator("device")
     @classmethod
     def _check_device(cls, value: str) -> str:
-        from adaexplore_mcp.judge.devices import parse_device_spec
-
         parse_device_spec(value)
         return value
 
