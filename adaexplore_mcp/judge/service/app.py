@@ -65,13 +65,7 @@ class JudgeService:
     ) -> EvalResult:
         task = task_from_source(request.task.source, request.task.name)
         return await self.judge.evaluate(
-            task,
-            request.code,
-            device=request.device,
-            timeout_s=request.timeout_s,
-            on_progress=on_progress,
-            precision=request.precision,
-            ops=request.ops,
+            task, request.code, on_progress=on_progress, **request.params()
         )
 
     async def lint(self, request: LintRequest) -> LintReport:

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Unpack
 
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from adaexplore_mcp.config import Ops, Precision, RemoteJudgeSettings
+from adaexplore_mcp.config import RemoteJudgeSettings
 from adaexplore_mcp.judge.exceptions import JudgeError, JudgeUnavailable, QueueFull
+from adaexplore_mcp.judge.request import EvalOptions
 from adaexplore_mcp.judge.result import EvalResult, LintReport, ProgressCallback
 from adaexplore_mcp.judge.service.api import (
     API_PREFIX,
@@ -121,29 +123,17 @@ class RemoteJudge:
         self,
         task: Task,
         code: str,
-        *,
-        device: str | None = None,
-        timeout_s: float | None = None,
-        on_progress: ProgressCallback | None = None,
-        precision: Precision | None = None,
-        ops: Ops | None = None,
+        **options: Unpack[EvalOptions],
     ) -> EvalResult:
         """Judge one candidate on the service; the same verdict as the local judge gives."""
-        request = EvaluateRequest(
-            task=_payload(task),
-            code=code,
-            device=device,
-            timeout_s=timeout_s,
-            precision=precision,
-            ops=ops,
-        )
-        limit = timeout_s or (self._health.timeout_s if self._health else 0.0)
+        request = EvaluateRequest.of(options, task=_payload(task), code=code)
+        limit = request.timeout_s or (self._health.timeout_s if self._health else 0.0)
         body = await self._call(
             "POST",
             "/evaluate",
             request,
             read_timeout_s=limit + READ_SLACK_S,
-            on_progress=on_progress,
+            on_progress=options.get("on_progress"),
         )
         return EvalResult.model_validate(body)
 
