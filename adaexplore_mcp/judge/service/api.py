@@ -72,7 +72,7 @@ class QueueResponse(BaseModel):
     devices: list[LaneStatus]
 
 
-class ErrorCode(StrEnum):
+class ServiceErrorCode(StrEnum):
     UNAUTHORIZED = "unauthorized"
     INVALID_REQUEST = "invalid_request"
     BODY_TOO_LARGE = "body_too_large"
@@ -86,7 +86,7 @@ class ErrorCode(StrEnum):
 
 
 class ErrorResponse(_Body):
-    error: ErrorCode
+    error: ServiceErrorCode
     message: str = Field(description="What went wrong and what to do about it.")
 
 

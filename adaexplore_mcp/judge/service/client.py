@@ -24,13 +24,13 @@ from adaexplore_mcp.judge.result import EvalResult, LintReport, ProgressCallback
 from adaexplore_mcp.judge.service.api import (
     API_PREFIX,
     NDJSON,
-    ErrorCode,
     ErrorResponse,
     EvaluateRequest,
     HealthResponse,
     LintRequest,
     ProgressEvent,
     ResultEvent,
+    ServiceErrorCode,
     TaskPayload,
     stream_line,
 )
@@ -240,7 +240,7 @@ class RemoteJudge:
                 "`adaexplore-mcp judge serve`?"
             )
         exc = _exception(error, self.url)
-        if error.error is ErrorCode.QUEUE_FULL:
+        if error.error is ServiceErrorCode.QUEUE_FULL:
             after = response.headers.get("Retry-After", "")
             return _Retry(exc, float(after) if after.isdigit() else None)
         return exc
@@ -253,17 +253,17 @@ def _payload(task: Task) -> TaskPayload:
 def _exception(error: ErrorResponse, url: str) -> Exception:
     """The exception the local judge raises for the same failure."""
     code, message = error.error, error.message
-    if code is ErrorCode.QUEUE_FULL:
+    if code is ServiceErrorCode.QUEUE_FULL:
         return QueueFull(f"{message} (judge service at {url})")
-    if code is ErrorCode.UNAUTHORIZED:
+    if code is ServiceErrorCode.UNAUTHORIZED:
         return JudgeUnavailable(
             f"the judge service at {url} refused the token (or its absence): pass the "
             "service's token with --judge-token or ADAEXPLORE_REMOTE__TOKEN"
         )
-    if code is ErrorCode.JUDGE_UNAVAILABLE:
+    if code is ServiceErrorCode.JUDGE_UNAVAILABLE:
         return JudgeUnavailable(f"{message} (judge service at {url})")
-    if code is ErrorCode.TASK_ERROR:
+    if code is ServiceErrorCode.TASK_ERROR:
         return TaskError(message)
-    if code in (ErrorCode.INVALID_REQUEST, ErrorCode.BODY_TOO_LARGE):
+    if code in (ServiceErrorCode.INVALID_REQUEST, ServiceErrorCode.BODY_TOO_LARGE):
         return ValueError(f"the judge service at {url} rejected the request: {message}")
     return JudgeError(f"the judge service at {url} failed: {message}")
