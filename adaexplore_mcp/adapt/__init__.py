@@ -18,9 +18,9 @@ from adaexplore_mcp.adapt.learned import (
 from adaexplore_mcp.adapt.pipeline import LOG_FILE, AdaptResult, AdaptSpec, adapt
 from adaexplore_mcp.adapt.synthesis import (
     SYSTEM,
-    Candidate,
     KnownTasks,
     Rejected,
+    SynthesisAttempt,
     parse_reply,
     prompt_for,
     source_hash,
@@ -33,7 +33,6 @@ __all__ = [
     "SYSTEM",
     "AdaptResult",
     "AdaptSpec",
-    "Candidate",
     "Example",
     "KnownTasks",
     "LearnedRules",
@@ -41,6 +40,7 @@ __all__ = [
     "RuleChange",
     "RuleState",
     "Snapshot",
+    "SynthesisAttempt",
     "adapt",
     "learned",
     "parse_reply",

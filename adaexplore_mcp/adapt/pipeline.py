@@ -17,9 +17,9 @@ from pydantic import BaseModel, Field
 
 from adaexplore_mcp.adapt.learned import LearnedRules, learned, snapshot
 from adaexplore_mcp.adapt.synthesis import (
-    Candidate,
     KnownTasks,
     Mode,
+    SynthesisAttempt,
     pick_examples,
     synthesize,
     validate,
@@ -57,7 +57,7 @@ class AdaptSpec(BaseModel):
 
 
 class AdaptResult(BaseModel):
-    candidates: list[Candidate]
+    candidates: list[SynthesisAttempt]
     tasks: list[str] = Field(description="Paths of the kept tasks, in the order they were kept.")
     run_dir: str | None = Field(description="The strategy's run directory (None if not run).")
     rules: LearnedRules | None = Field(description="None when the strategy did not run.")
@@ -71,7 +71,7 @@ async def adapt(
     llm: LLM,
     *,
     judge: Judge | None = None,
-    on_candidate: Callable[[Candidate], None] | None = None,
+    on_candidate: Callable[[SynthesisAttempt], None] | None = None,
     observer: object | None = None,
 ) -> AdaptResult:
     """Runs the stage; a ``judge`` passed in is used (and left open), else one is started."""
@@ -91,14 +91,14 @@ async def _adapt(
     settings: Settings,
     llm: LLM,
     judge: Judge,
-    on_candidate: Callable[[Candidate], None] | None,
+    on_candidate: Callable[[SynthesisAttempt], None] | None,
     observer: object | None,
 ) -> AdaptResult:
     spec.out_dir.mkdir(parents=True, exist_ok=True)
     sources = bundled_tasks()
     known = KnownTasks([*sources, *_stored(spec.out_dir)])
     rng = random.Random(spec.seed)
-    candidates: list[Candidate] = []
+    candidates: list[SynthesisAttempt] = []
     kept: list[Path] = []
     for attempt in range(1, (spec.attempts or 3 * spec.count) + 1):
         if len(kept) >= spec.count:
@@ -175,6 +175,6 @@ def _stored(folder: Path) -> list[Task]:
     return tasks
 
 
-def _log(folder: Path, candidate: Candidate) -> None:
+def _log(folder: Path, candidate: SynthesisAttempt) -> None:
     with (folder / LOG_FILE).open("a", encoding="utf-8") as file:
         file.write(json.dumps(candidate.model_dump(mode="json")) + "\n")

@@ -35,7 +35,7 @@ class Rejected(ValueError):
     """A candidate that is not kept; the message is the recorded reason."""
 
 
-class Candidate(BaseModel):
+class SynthesisAttempt(BaseModel):
     """One synthesized task, kept or not, and why."""
 
     attempt: int
@@ -130,9 +130,9 @@ def source_hash(source: str) -> str:
 
 async def synthesize(
     llm: LLM, examples: Sequence[Task], mode: Mode, existing: Sequence[str], attempt: int
-) -> tuple[Candidate, str | None]:
+) -> tuple[SynthesisAttempt, str | None]:
     """Asks the model for one task; the candidate and the reply's source (None if unusable)."""
-    candidate = Candidate(attempt=attempt, mode=mode, parents=[t.name for t in examples])
+    candidate = SynthesisAttempt(attempt=attempt, mode=mode, parents=[t.name for t in examples])
     try:
         completion = await llm.complete(
             system=SYSTEM,
@@ -152,7 +152,7 @@ async def synthesize(
 
 
 async def validate(
-    candidate: Candidate, source: str, known: KnownTasks, judge: Judge
+    candidate: SynthesisAttempt, source: str, known: KnownTasks, judge: Judge
 ) -> Task | None:
     """The task when it is kept (the candidate is updated either way)."""
     assert candidate.name is not None

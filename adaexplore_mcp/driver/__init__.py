@@ -25,13 +25,13 @@ from adaexplore_mcp.driver.replay import (
 )
 from adaexplore_mcp.driver.runner import Driver, DriveSpec, drive
 from adaexplore_mcp.rundir import (
+    ModelUsage,
     RunConfig,
     RunDir,
     RunDirError,
     StepRecord,
     TaskRecord,
-    TaskSummary,
-    Usage,
+    TaskRunSummary,
 )
 
 STRATEGIES = ("adaexplore", "one-shot", "best-of-n", "refine", "metr")
@@ -48,6 +48,7 @@ __all__ = [
     "LiveDisplay",
     "ModelFailing",
     "ModelRefused",
+    "ModelUsage",
     "Observer",
     "QuietObserver",
     "ReplayLLM",
@@ -60,9 +61,8 @@ __all__ = [
     "StepRecord",
     "TaskProgress",
     "TaskRecord",
-    "TaskSummary",
+    "TaskRunSummary",
     "Transcript",
-    "Usage",
     "demo_transcripts",
     "drive",
     "load_transcript",

@@ -12,12 +12,12 @@ from adaexplore_mcp.driver.tools import Tools
 from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.llm import LLMError, UsageTotals
 from adaexplore_mcp.memory import ReasoningBank, TaskOutcome
-from adaexplore_mcp.rundir import RunDir, StepRecord, TaskSummary, Usage
+from adaexplore_mcp.rundir import ModelUsage, RunDir, StepRecord, TaskRunSummary
 
 log = logging.getLogger(__name__)
 
 
-async def summarize(tools: Tools, run: RunDir, task: DrivenTask) -> TaskSummary:
+async def summarize(tools: Tools, run: RunDir, task: DrivenTask) -> TaskRunSummary:
     """summary.json (and best_kernel.py) of a task: the best kernel so far on the measurements
     recorded (``reeval`` re-measures), and the task's totals. Written after every step, so an
     interrupted run has them."""
@@ -25,7 +25,7 @@ async def summarize(tools: Tools, run: RunDir, task: DrivenTask) -> TaskSummary:
     result = best.result if best is not None else None
     records = task.records.values()
     costs = [r.cost_usd for r in records if r.cost_usd is not None]
-    summary = TaskSummary(
+    summary = TaskRunSummary(
         task=task.name,
         precision=Precision(task.precision),
         ops=Ops(task.ops),
@@ -49,12 +49,12 @@ async def summarize(tools: Tools, run: RunDir, task: DrivenTask) -> TaskSummary:
     return summary
 
 
-def merged_usage(before: Usage, now: UsageTotals) -> Usage:
+def merged_usage(before: ModelUsage, now: UsageTotals) -> ModelUsage:
     """The run's usage: what earlier sessions of a resumed run used plus this one's."""
     cost = None
     if before.cost_usd is not None or now.cost_usd is not None:
         cost = (before.cost_usd or 0.0) + (now.cost_usd or 0.0)
-    return Usage(
+    return ModelUsage(
         calls=before.calls + now.calls,
         input_tokens=before.input_tokens + now.input_tokens,
         output_tokens=before.output_tokens + now.output_tokens,
@@ -64,7 +64,7 @@ def merged_usage(before: Usage, now: UsageTotals) -> Usage:
     )
 
 
-def task_progress(task: DrivenTask, steps: int, summary: TaskSummary | None) -> TaskProgress:
+def task_progress(task: DrivenTask, steps: int, summary: TaskRunSummary | None) -> TaskProgress:
     last = task.records[max(task.records)] if task.records else None
     return TaskProgress(
         task=task.name,
@@ -94,7 +94,7 @@ def lessons_for(bank: ReasoningBank, task: DrivenTask, run: RunDir, k: int) -> l
 
 
 async def distil_lesson(
-    bank: ReasoningBank, run: RunDir, task: DrivenTask, summary: TaskSummary | None
+    bank: ReasoningBank, run: RunDir, task: DrivenTask, summary: TaskRunSummary | None
 ) -> None:
     """The finished task's lesson, once per run and task; a model that fails costs the lesson,
     not the run."""

@@ -7,7 +7,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from adaexplore_mcp.rundir import RunConfig, TaskSummary, Usage
+from adaexplore_mcp.rundir import ModelUsage, RunConfig, TaskRunSummary
 
 
 class TaskProgress(BaseModel):
@@ -26,7 +26,7 @@ class RunProgress(BaseModel):
     run_dir: Path
     config: RunConfig
     tasks: list[TaskProgress]
-    usage: Usage
+    usage: ModelUsage
 
 
 class RunResult(BaseModel):
@@ -34,8 +34,8 @@ class RunResult(BaseModel):
 
     run_dir: Path
     config: RunConfig
-    summaries: list[TaskSummary]
-    usage: Usage
+    summaries: list[TaskRunSummary]
+    usage: ModelUsage
     steps_done: int
     steps_planned: int
 
@@ -50,7 +50,7 @@ class Observer(Protocol):
     def update(self, progress: RunProgress) -> None: ...
 
 
-def best_label(summary: TaskSummary | None) -> str:
+def best_label(summary: TaskRunSummary | None) -> str:
     """The best kernel in a few characters: speedups over eager and torch.compile, or
     'correct (CPU)' where the interpreter gives no timing."""
     if summary is None or not summary.correct:

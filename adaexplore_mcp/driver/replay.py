@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from adaexplore_mcp.config.llm import LLMSettings
 from adaexplore_mcp.driver.prompts import Purpose, purpose_of
-from adaexplore_mcp.llm import LLM, Completion, LLMUnavailable, Message, Usage
+from adaexplore_mcp.llm import LLM, Completion, LLMUnavailable, Message, TokenUsage
 
 REPLAY_NOTICE = (
     "replaying a scripted transcript written by the adaexplore-mcp developers (no model is "
@@ -135,7 +135,7 @@ class ReplayLLM(LLM):
             text=reply.text,
             model=self.model,
             stop_reason="end_turn",
-            usage=Usage(
+            usage=TokenUsage(
                 input_tokens=reply.input_tokens, output_tokens=reply.output_tokens, cost_usd=0.0
             ),
             provider=self.provider,

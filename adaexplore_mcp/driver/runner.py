@@ -46,13 +46,13 @@ from adaexplore_mcp.mcp_server import Workbench, build_server
 from adaexplore_mcp.memory import LLMDistiller, ReasoningBank, SkillMemory
 from adaexplore_mcp.rundir import (
     MemoryMode,
+    ModelUsage,
     RunConfig,
     RunDir,
     RunDirError,
     StepRecord,
     TaskRecord,
-    TaskSummary,
-    Usage,
+    TaskRunSummary,
 )
 from adaexplore_mcp.rundir import Strategy as StrategyName
 from adaexplore_mcp.store import Store
@@ -111,10 +111,10 @@ class Driver:
         self._strategy: Strategy = make_strategy(spec.strategy, spec.seed)
         self.steps = min(spec.steps, self._strategy.max_steps or spec.steps)
         self._tasks: list[DrivenTask] = []
-        self._summaries: dict[str, TaskSummary] = {}
+        self._summaries: dict[str, TaskRunSummary] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._llm_errors = 0
-        self._usage_before = Usage()
+        self._usage_before = ModelUsage()
         self._run: RunDir | None = None
         self._config: RunConfig | None = None
         self._bank: ReasoningBank | None = None
@@ -357,7 +357,7 @@ class Driver:
         if self._run is not None:
             self._run.write_usage(self._usage())
 
-    def _usage(self) -> Usage:
+    def _usage(self) -> ModelUsage:
         return merged_usage(self._usage_before, self.llm.totals)
 
     def _notify(self) -> None:

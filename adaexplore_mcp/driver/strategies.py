@@ -34,7 +34,7 @@ from adaexplore_mcp.driver.replies import (
     reasoning_from_reply,
 )
 from adaexplore_mcp.driver.steps import StepContext, StepFailed
-from adaexplore_mcp.driver.tools import PatchRefused, TreeRow
+from adaexplore_mcp.driver.tools import DriverTreeRow, PatchRefused
 from adaexplore_mcp.llm import Message
 from adaexplore_mcp.mcp_server import NodeSelection, Step
 from adaexplore_mcp.rundir import Strategy as StrategyName
@@ -195,7 +195,7 @@ class Metr(Strategy):
         return await rewrite(ctx, picked.id)
 
     @staticmethod
-    def _weight(row: TreeRow, unmeasured: float) -> float:
+    def _weight(row: DriverTreeRow, unmeasured: float) -> float:
         if row.speedup is None:
             return unmeasured
         return max(row.speedup, 1e-3)

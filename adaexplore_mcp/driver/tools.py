@@ -49,7 +49,7 @@ class JudgeDown(ToolFailed):
     """The judge is unreachable or could not produce a verdict: nothing was recorded."""
 
 
-class QueueFull(ToolFailed):
+class JudgeBusy(ToolFailed):
     """The judge's queue is full: nothing was recorded; the step may be sent again."""
 
 
@@ -58,7 +58,7 @@ class BudgetSpent(ToolFailed):
 
 
 _KINDS: dict[ErrorCode, type[ToolFailed]] = {
-    ErrorCode.QUEUE_FULL: QueueFull,
+    ErrorCode.QUEUE_FULL: JudgeBusy,
     ErrorCode.JUDGE_UNAVAILABLE: JudgeDown,
     ErrorCode.JUDGE_FAILED: JudgeDown,
     ErrorCode.PATCH_NOT_APPLIED: PatchRefused,
@@ -84,7 +84,7 @@ def _payload(structured: dict[str, Any] | None) -> ErrorInfo | None:
         return None
 
 
-class TreeRow(BaseModel):
+class DriverTreeRow(BaseModel):
     """The part of a ``get_tree`` row the strategies read."""
 
     id: int
@@ -94,14 +94,14 @@ class TreeRow(BaseModel):
     speedup: float | None
 
 
-class TreeListing(BaseModel):
+class DriverTreeListing(BaseModel):
     """The part of ``get_tree``'s answer the driver reads (the server sends more)."""
 
     search_id: str
     steps: int
     in_flight: int
     next_cursor: str | None = None
-    nodes: list[TreeRow]
+    nodes: list[DriverTreeRow]
 
 
 class Tools:
@@ -118,7 +118,7 @@ class Tools:
             if not result.is_error:
                 return model.model_validate(result.structured_content)
             failure = _classify(tool, result)
-            if not isinstance(failure, QueueFull) or attempt == self._queue_full_retries:
+            if not isinstance(failure, JudgeBusy) or attempt == self._queue_full_retries:
                 raise failure
             await asyncio.sleep(min(2.0 * 2**attempt, 30.0))  # the message says: wait and retry
         raise AssertionError("unreachable")
@@ -187,13 +187,13 @@ class Tools:
         answer = await self.call("release", Released, search_id=search_id, node_id=node_id)
         return answer.released
 
-    async def get_tree(self, search_id: str, *, page: int = 1000) -> TreeListing:
+    async def get_tree(self, search_id: str, *, page: int = 1000) -> DriverTreeListing:
         """Every node: the tool answers in pages, the strategies need the whole tree."""
-        listing = await self.call("get_tree", TreeListing, search_id=search_id, limit=page)
+        listing = await self.call("get_tree", DriverTreeListing, search_id=search_id, limit=page)
         while listing.next_cursor is not None:
             rest = await self.call(
                 "get_tree",
-                TreeListing,
+                DriverTreeListing,
                 search_id=search_id,
                 cursor=listing.next_cursor,
                 limit=page,

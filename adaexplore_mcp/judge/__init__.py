@@ -15,9 +15,11 @@ if TYPE_CHECKING:
     from adaexplore_mcp.judge.checks import Check
     from adaexplore_mcp.judge.exceptions import JudgeError, JudgeUnavailable, QueueFull
     from adaexplore_mcp.judge.interface import Judge, open_judge
+    from adaexplore_mcp.judge.lazy import LazyJudge
     from adaexplore_mcp.judge.pool.baselines import Baseline
     from adaexplore_mcp.judge.pool.lane import LaneStatus
     from adaexplore_mcp.judge.pool.local import LocalJudge
+    from adaexplore_mcp.judge.request import EvalOptions, EvalParams, WireEvalOptions
     from adaexplore_mcp.judge.result import (
         Correctness,
         Environment,
@@ -48,12 +50,15 @@ __getattr__, __dir__ = lazy_exports(
         "Correctness": "result",
         "Environment": "result",
         "ErrorDetail": "result",
+        "EvalOptions": "request",
+        "EvalParams": "request",
         "EvalResult": "result",
         "IntegrityFlag": "result",
         "Judge": "interface",
         "JudgeError": "exceptions",
         "JudgeUnavailable": "exceptions",
         "LaneStatus": "pool.lane",
+        "LazyJudge": "lazy",
         "LintFinding": "result",
         "LintReport": "result",
         "LocalJudge": "pool.local",
@@ -69,6 +74,7 @@ __getattr__, __dir__ = lazy_exports(
         "Status": "result",
         "TaskWork": "result",
         "TimingDetail": "result",
+        "WireEvalOptions": "request",
         "open_judge": "interface",
         "speed_of_light_line": "roofline",
     },
@@ -80,12 +86,15 @@ __all__ = [
     "Correctness",
     "Environment",
     "ErrorDetail",
+    "EvalOptions",
+    "EvalParams",
     "EvalResult",
     "IntegrityFlag",
     "Judge",
     "JudgeError",
     "JudgeUnavailable",
     "LaneStatus",
+    "LazyJudge",
     "LintFinding",
     "LintReport",
     "LocalJudge",
@@ -101,6 +110,7 @@ __all__ = [
     "Status",
     "TaskWork",
     "TimingDetail",
+    "WireEvalOptions",
     "open_judge",
     "speed_of_light_line",
 ]

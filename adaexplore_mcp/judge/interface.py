@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Protocol, Self, runtime_checkable
+from typing import Protocol, Self, Unpack, runtime_checkable
 
 from adaexplore_mcp.config import Settings
-from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.judge.pool.local import LocalJudge
-from adaexplore_mcp.judge.result import EvalResult, LintReport, ProgressCallback
+from adaexplore_mcp.judge.request import EvalOptions
+from adaexplore_mcp.judge.result import EvalResult, LintReport
 from adaexplore_mcp.judge.settings import is_ray_address
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task
@@ -33,12 +33,7 @@ class Judge(Protocol):
         self,
         task: Task,
         code: str,
-        *,
-        device: str | None = None,
-        timeout_s: float | None = None,
-        on_progress: ProgressCallback | None = None,
-        precision: Precision | None = None,
-        ops: Ops | None = None,
+        **options: Unpack[EvalOptions],
     ) -> EvalResult: ...
 
     async def lint(self, task: Task, *, device: str | None = None) -> LintReport: ...

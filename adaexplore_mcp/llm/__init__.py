@@ -14,7 +14,7 @@ it needs.
 from typing import TYPE_CHECKING, Any
 
 from adaexplore_mcp.llm.base import LLM
-from adaexplore_mcp.llm.completion import Completion, Message, Usage, UsageTotals
+from adaexplore_mcp.llm.completion import Completion, Message, TokenUsage, UsageTotals
 from adaexplore_mcp.llm.errors import (
     LLMAuthError,
     LLMError,
@@ -58,7 +58,7 @@ __all__ = [
     "LLMUnavailable",
     "Message",
     "OpenAILLM",
-    "Usage",
+    "TokenUsage",
     "UsageTotals",
     "open_llm",
     "price_of",

@@ -9,8 +9,8 @@ import anthropic
 from adaexplore_mcp.config.llm import LLMSettings
 from adaexplore_mcp.llm.base import (
     Answer,
+    AttemptFailure,
     ClientLLM,
-    Failure,
     MalformedAnswer,
     Request,
     status_failure,
@@ -67,7 +67,7 @@ class AnthropicLLM(ClientLLM):
             output_tokens=getattr(usage, "output_tokens", None) or 0,
         )
 
-    def _failure(self, exc: Exception) -> Failure | None:
+    def _failure(self, exc: Exception) -> AttemptFailure | None:
         transport = transport_failure(
             exc,
             timeout_error=anthropic.APITimeoutError,
@@ -80,7 +80,7 @@ class AnthropicLLM(ClientLLM):
             detail = exc.api_message or exc.type or ""
             if exc.status_code < 400:  # an error event inside a stream
                 status = _STREAM_ERROR_STATUS.get(exc.type or "")
-                return Failure(
+                return AttemptFailure(
                     kind="status",
                     what=f"{exc.type} in the stream: {detail}",
                     retryable=status is not None,
@@ -88,5 +88,7 @@ class AnthropicLLM(ClientLLM):
                 )
             return status_failure(exc.status_code, detail, exc.response.headers)
         if isinstance(exc, anthropic.APIResponseValidationError):
-            return Failure(kind="malformed", what=f"a malformed answer ({exc})", retryable=True)
+            return AttemptFailure(
+                kind="malformed", what=f"a malformed answer ({exc})", retryable=True
+            )
         return super()._failure(exc)

@@ -21,7 +21,7 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, Field
 
 from adaexplore_mcp.config.llm import LLMSettings
-from adaexplore_mcp.llm.completion import Completion, Message, Usage, UsageTotals
+from adaexplore_mcp.llm.completion import Completion, Message, TokenUsage, UsageTotals
 from adaexplore_mcp.llm.errors import (
     LLMAuthError,
     LLMError,
@@ -60,7 +60,7 @@ class Answer:
 
 
 @dataclass(frozen=True)
-class Failure:
+class AttemptFailure:
     """What went wrong in one attempt, in the provider's terms."""
 
     kind: Literal["status", "timeout", "connection", "malformed"]
@@ -80,24 +80,26 @@ def transport_failure(
     timeout_error: type[Exception],
     connection_error: type[Exception],
     timeout_s: float,
-) -> Failure | None:
+) -> AttemptFailure | None:
     """A timeout or a lost connection, as both official clients raise them (their classes
     differ, their meaning does not); None for any other error. Both are retried."""
     if isinstance(exc, timeout_error):  # a subclass of the connection error: test it first
-        return Failure(kind="timeout", what=f"no answer within {timeout_s:g} s", retryable=True)
+        return AttemptFailure(
+            kind="timeout", what=f"no answer within {timeout_s:g} s", retryable=True
+        )
     if isinstance(exc, connection_error):
         cause = type(exc.__cause__).__name__ if exc.__cause__ else "lost"
-        return Failure(kind="connection", what=f"no connection ({cause})", retryable=True)
+        return AttemptFailure(kind="connection", what=f"no connection ({cause})", retryable=True)
     return None
 
 
-def status_failure(status: int, detail: str, headers: Mapping[str, str]) -> Failure:
+def status_failure(status: int, detail: str, headers: Mapping[str, str]) -> AttemptFailure:
     """A failure from an HTTP status, honouring the server's x-should-retry and Retry-After."""
     should = headers.get("x-should-retry")
     retryable = status in _RETRYABLE_STATUS or status >= 500
     if should in ("true", "false"):
         retryable = should == "true"
-    return Failure(
+    return AttemptFailure(
         kind="status",
         what=f"{status} {detail}".strip(),
         retryable=retryable,
@@ -239,7 +241,7 @@ class LLM(ABC):
             self._totals.record(completion)
             return completion
 
-    def _temperature_refused(self, request: Request, failure: Failure) -> bool:
+    def _temperature_refused(self, request: Request, failure: AttemptFailure) -> bool:
         """Newer models (Claude after Opus 4.6, OpenAI's reasoning models) answer 400 to any
         temperature but their default. Callers that ask for one (0 for a terse rule) still get
         an answer: the request goes again without it, and so does every later one."""
@@ -260,16 +262,18 @@ class LLM(ABC):
     async def _attempt(self, request: Request) -> Answer:
         """Send the request once, with the client's own retries off."""
 
-    def _failure(self, exc: Exception) -> Failure | None:
+    def _failure(self, exc: Exception) -> AttemptFailure | None:
         """What ``exc`` from ``_attempt`` means; None for an exception that is not the
         provider's (a bug), which is raised as it is. Backends add their client's errors."""
         # A body cut off by a proxy or a restarting server: the next attempt may well be whole.
         if isinstance(exc, json.JSONDecodeError):
-            return Failure(
+            return AttemptFailure(
                 kind="malformed", what=f"a body that is not JSON ({exc})", retryable=True
             )
         if isinstance(exc, MalformedAnswer):
-            return Failure(kind="malformed", what=f"a malformed answer ({exc})", retryable=True)
+            return AttemptFailure(
+                kind="malformed", what=f"a malformed answer ({exc})", retryable=True
+            )
         return None
 
     def _completion(self, answer: Answer, attempts: int, latency_s: float) -> Completion:
@@ -277,7 +281,7 @@ class LLM(ABC):
         # The answering model's name first: on Azure the configured name is a deployment's.
         price = price_of(answer.model, overrides) or price_of(self.model, overrides)
         reported = answer.input_tokens or answer.output_tokens
-        usage = Usage(
+        usage = TokenUsage(
             input_tokens=answer.input_tokens,
             output_tokens=answer.output_tokens,
             cost_usd=cost_usd(price, answer.input_tokens, answer.output_tokens)
@@ -307,7 +311,7 @@ class LLM(ABC):
             self.provider, self.provider
         )
 
-    def _fatal(self, failure: Failure) -> LLMError:
+    def _fatal(self, failure: AttemptFailure) -> LLMError:
         status, name = failure.status, self._name
         where = f"{name} at {self.base_url}"
         if status == 401:
@@ -342,7 +346,7 @@ class LLM(ABC):
             status=status,
         )
 
-    def _unavailable(self, failure: Failure, attempts: int) -> LLMUnavailable:
+    def _unavailable(self, failure: AttemptFailure, attempts: int) -> LLMUnavailable:
         status = failure.status
         if status == 429:
             advice = (

@@ -17,7 +17,7 @@ class Message(BaseModel, frozen=True):
     content: str
 
 
-class Usage(BaseModel, frozen=True):
+class TokenUsage(BaseModel, frozen=True):
     """Tokens one call used, as the provider reported them (0 when it reported none)."""
 
     input_tokens: int = Field(default=0, ge=0)
@@ -33,7 +33,7 @@ class Completion(BaseModel, frozen=True):
     stop_reason: str | None = Field(
         description="The provider's own word: end_turn, max_tokens, stop, length, …"
     )
-    usage: Usage
+    usage: TokenUsage
     provider: str
     attempts: int = Field(default=1, ge=1, description="1 plus the retries this call needed.")
     latency_s: float = Field(default=0.0, ge=0, description="From the first attempt to the end.")

@@ -10,8 +10,8 @@ import openai
 from adaexplore_mcp.config.llm import LLMSettings
 from adaexplore_mcp.llm.base import (
     Answer,
+    AttemptFailure,
     ClientLLM,
-    Failure,
     MalformedAnswer,
     Request,
     status_failure,
@@ -88,7 +88,7 @@ class OpenAILLM(ClientLLM):
             output_tokens=getattr(usage, "completion_tokens", None) or 0,
         )
 
-    def _failure(self, exc: Exception) -> Failure | None:
+    def _failure(self, exc: Exception) -> AttemptFailure | None:
         transport = transport_failure(
             exc,
             timeout_error=openai.APITimeoutError,
@@ -102,11 +102,13 @@ class OpenAILLM(ClientLLM):
             detail = str(body.get("message") or exc.type or "")
             return status_failure(exc.status_code, detail, exc.response.headers)
         if isinstance(exc, openai.APIResponseValidationError):
-            return Failure(kind="malformed", what=f"a malformed answer ({exc})", retryable=True)
+            return AttemptFailure(
+                kind="malformed", what=f"a malformed answer ({exc})", retryable=True
+            )
         if isinstance(exc, openai.APIError):
             # An error event inside a stream that had started with 200: the server gave up
             # half-way, as it would with a 5xx.
-            return Failure(
+            return AttemptFailure(
                 kind="status", what=f"an error in the stream: {exc.message}", retryable=True
             )
         return super()._failure(exc)

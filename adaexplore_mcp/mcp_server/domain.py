@@ -12,9 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from adaexplore_mcp.config import Settings
-from adaexplore_mcp.judge import Judge, open_judge
+from adaexplore_mcp.judge import Judge, LazyJudge, open_judge
 from adaexplore_mcp.mcp_server.answers import Step
-from adaexplore_mcp.mcp_server.lazy_judge import LazyJudge
 from adaexplore_mcp.mcp_server.models import Evaluation
 from adaexplore_mcp.mcp_server.prompting import StepPrompts
 from adaexplore_mcp.mcp_server.running import RunningSteps

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from adaexplore_mcp.config import Settings
 from adaexplore_mcp.judge import EvalResult, ProgressCallback
@@ -34,7 +34,7 @@ from adaexplore_mcp.search_engine import (
     TreeView,
 )
 from adaexplore_mcp.search_engine.settings import SearchSettings
-from adaexplore_mcp.search_engine.steps import StepRequest
+from adaexplore_mcp.search_engine.steps import StepAuthorship, StepRequest
 from adaexplore_mcp.tasks import Task
 
 if TYPE_CHECKING:  # built by domain.py on the first tool call, after `initialize`
@@ -163,15 +163,11 @@ class Searches:
         node_id: int,
         patches: Sequence[Edit],
         *,
-        note: str | None = None,
-        tokens: int = 0,
-        author: str | None = None,
         holder: str | None = None,
         on_progress: ProgressCallback | None = None,
+        **authorship: Unpack[StepAuthorship],
     ) -> Step:
-        step = self.engine.patch_step(
-            search_id, node_id, list(patches), author=author, note=note, tokens=tokens
-        )
+        step = self.engine.patch_step(search_id, node_id, list(patches), **authorship)
         return await self._take(search_id, step, holder, on_progress)
 
     async def regenerate(
@@ -180,15 +176,11 @@ class Searches:
         code: str,
         node_id: int | None = None,
         *,
-        note: str | None = None,
-        tokens: int = 0,
-        author: str | None = None,
         holder: str | None = None,
         on_progress: ProgressCallback | None = None,
+        **authorship: Unpack[StepAuthorship],
     ) -> Step:
-        step = self.engine.regenerate_step(
-            search_id, code, node_id, author=author, note=note, tokens=tokens
-        )
+        step = self.engine.regenerate_step(search_id, code, node_id, **authorship)
         return await self._take(search_id, step, holder, on_progress)
 
     async def _take(

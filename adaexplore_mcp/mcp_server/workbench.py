@@ -16,12 +16,11 @@ import difflib
 import logging
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 import adaexplore_mcp
 from adaexplore_mcp.config import Settings
-from adaexplore_mcp.judge import Environment, EvalResult, ProgressCallback
-from adaexplore_mcp.judge.policy import Ops, Precision
+from adaexplore_mcp.judge import Environment, EvalParams, EvalResult, ProgressCallback
 from adaexplore_mcp.judge.result import kernel_hash
 from adaexplore_mcp.mcp_server.answers import Step
 from adaexplore_mcp.mcp_server.listing import (
@@ -48,10 +47,9 @@ from adaexplore_mcp.tasks import (
 )
 
 if TYPE_CHECKING:
-    from adaexplore_mcp.judge import Judge
+    from adaexplore_mcp.judge import Judge, LazyJudge
     from adaexplore_mcp.judge.profile import Profiler, ProfileReport
     from adaexplore_mcp.mcp_server.domain import Domain
-    from adaexplore_mcp.mcp_server.lazy_judge import LazyJudge
     from adaexplore_mcp.mcp_server.prompting import StepPrompts
     from adaexplore_mcp.mcp_server.searches import Searches
     from adaexplore_mcp.memory import SkillMemory
@@ -217,26 +215,18 @@ class Workbench:
         ref: str,
         code: str,
         *,
-        timeout_s: float | None = None,
         on_progress: ProgressCallback | None = None,
-        precision: Precision | None = None,
-        ops: Ops | None = None,
+        **params: Unpack[EvalParams],
     ) -> Evaluation:
         task = self.task(ref)
 
         async def work(progress: ProgressCallback) -> Evaluation:
-            result = await self.judge.evaluate(
-                task,
-                code,
-                timeout_s=timeout_s,
-                on_progress=progress,
-                precision=precision,
-                ops=ops,
-            )
+            result = await self.judge.evaluate(task, code, on_progress=progress, **params)
             memory = await self._remember(task.name, code, result)
             return Evaluation.model_validate({**dict(result), "memory": memory})
 
-        key = ("evaluate", task.hash, kernel_hash(code), precision, ops, timeout_s)
+        given = sorted((name, value) for name, value in params.items() if value is not None)
+        key = ("evaluate", task.hash, kernel_hash(code), *given)
         return await self.running.run(key, work, on_progress)  # type: ignore[return-value]
 
     @property

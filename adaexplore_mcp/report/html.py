@@ -37,7 +37,7 @@ from adaexplore_mcp.report.tree import (
     nodes_from_events,
     nodes_from_export,
 )
-from adaexplore_mcp.rundir import RunConfig, RunData, TaskRun, TaskSummary, write_text
+from adaexplore_mcp.rundir import RunConfig, RunData, TaskRun, TaskRunSummary, write_text
 from adaexplore_mcp.search_engine import SearchEngine, SearchExport, UnknownSearch
 from adaexplore_mcp.store import Store
 
@@ -63,7 +63,7 @@ class TaskSection(BaseModel):
     anchor: str
     name: str
     search_id: str | None
-    summary: TaskSummary | None
+    summary: TaskRunSummary | None
     stats: TaskStats | None
     tree: TreeDrawing | None
     chart: Chart | None

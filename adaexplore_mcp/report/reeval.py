@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from adaexplore_mcp.judge import EvalResult, Judge, JudgeError
 from adaexplore_mcp.judge.policy import Ops, Precision
-from adaexplore_mcp.rundir import RunData, TaskRun, TaskSummary, write_json
+from adaexplore_mcp.rundir import RunData, TaskRun, TaskRunSummary, write_json
 from adaexplore_mcp.tasks import Task, TaskError, task_from_source
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ class TaskReeval(BaseModel):
     eager_ms: float | None = None
     compile_ms: float | None = None
     timing_runs: int | None = Field(default=None, description="Timed calls per repeat (last).")
-    previous: TaskSummary | None = Field(description="The summary this re-evaluation replaced.")
+    previous: TaskRunSummary | None = Field(description="The summary this re-evaluation replaced.")
     at: float
 
 

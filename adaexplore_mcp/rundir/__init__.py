@@ -21,13 +21,13 @@ from adaexplore_mcp.rundir.reader import RunData, TaskRun, is_run_dir, load_run
 from adaexplore_mcp.rundir.records import (
     FORMAT,
     MemoryMode,
+    ModelUsage,
     RunConfig,
     StepOutcome,
     StepRecord,
     Strategy,
     TaskRecord,
-    TaskSummary,
-    Usage,
+    TaskRunSummary,
 )
 from adaexplore_mcp.rundir.writer import RunDir
 
@@ -35,6 +35,7 @@ __all__ = [
     "FORMAT",
     "REEVAL_FILE",
     "MemoryMode",
+    "ModelUsage",
     "RunConfig",
     "RunData",
     "RunDir",
@@ -47,8 +48,7 @@ __all__ = [
     "TaskPaths",
     "TaskRecord",
     "TaskRun",
-    "TaskSummary",
-    "Usage",
+    "TaskRunSummary",
     "append_event",
     "is_run_dir",
     "load_run",

@@ -5,11 +5,11 @@
     RUN_DIR/
       run.json                       RunConfig: how the run was started (resume checks it)
       events.jsonl                   one StepRecord a line, in the order steps finished
-      usage.json                     Usage: tokens and cost over the whole run
+      usage.json                     ModelUsage: tokens and cost over the whole run
       report.html                    written by ``adaexplore-mcp report`` (absent until then)
       tasks/<task>/
         task.json                    TaskRecord: name, hash, source, the search's id
-        summary.json                 TaskSummary: the best kernel and the task's totals
+        summary.json                 TaskRunSummary: the best kernel and the task's totals
         reeval.json                  every ``adaexplore-mcp reeval`` of the task, oldest first
         best_kernel.py               the best correct kernel (absent while none is correct)
         steps/<NNNN>/                one folder per step, NNNN from 0001

@@ -23,11 +23,11 @@ from adaexplore_mcp.rundir.layout import (
 )
 from adaexplore_mcp.rundir.records import (
     FORMAT,
+    ModelUsage,
     RunConfig,
     StepRecord,
     TaskRecord,
-    TaskSummary,
-    Usage,
+    TaskRunSummary,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -39,7 +39,7 @@ class TaskRun(BaseModel):
     name: str
     directory: Path
     record: TaskRecord | None = Field(description="task.json; None if the task never started.")
-    summary: TaskSummary | None = Field(description="summary.json; None until it finishes.")
+    summary: TaskRunSummary | None = Field(description="summary.json; None until it finishes.")
     events: list[StepRecord] = Field(description="Its steps, in the order they finished.")
 
     @property
@@ -62,7 +62,7 @@ class TaskRun(BaseModel):
 class RunData(BaseModel):
     path: Path
     config: RunConfig
-    usage: Usage | None
+    usage: ModelUsage | None
     tasks: list[TaskRun] = Field(description="RunConfig.tasks in order, then any other found.")
 
     @property
@@ -105,7 +105,7 @@ def load_run(path: str | Path) -> RunData:
         raise RunDirError(
             f"{paths.config} is in format {config.format!r}; this version reads {FORMAT!r}"
         )
-    usage = _read(paths.usage, Usage)
+    usage = _read(paths.usage, ModelUsage)
     events = read_events(path)
     found = (
         sorted(p.name for p in paths.tasks.iterdir() if p.is_dir()) if paths.tasks.is_dir() else []
@@ -119,7 +119,7 @@ def load_run(path: str | Path) -> RunData:
                 name=name,
                 directory=task.directory,
                 record=_read(task.record, TaskRecord),
-                summary=_read(task.summary, TaskSummary),
+                summary=_read(task.summary, TaskRunSummary),
                 events=[event for event in events if event.task == name],
             )
         )

@@ -81,7 +81,7 @@ class TaskRecord(BaseModel):
     search_id: str | None = None
 
 
-class TaskSummary(BaseModel):
+class TaskRunSummary(BaseModel):
     task: str
     precision: Precision
     ops: Ops = Ops.TRITON
@@ -101,7 +101,7 @@ class TaskSummary(BaseModel):
     remeasured: bool = Field(default=False, description="Updated by `adaexplore-mcp reeval`.")
 
 
-class Usage(BaseModel):
+class ModelUsage(BaseModel):
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0

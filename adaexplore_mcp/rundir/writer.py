@@ -17,7 +17,13 @@ from adaexplore_mcp.judge import EvalResult
 from adaexplore_mcp.rundir.errors import RunDirError
 from adaexplore_mcp.rundir.files import append_event, read_events, write_json, write_text
 from adaexplore_mcp.rundir.layout import RunPaths
-from adaexplore_mcp.rundir.records import RunConfig, StepRecord, TaskRecord, TaskSummary, Usage
+from adaexplore_mcp.rundir.records import (
+    ModelUsage,
+    RunConfig,
+    StepRecord,
+    TaskRecord,
+    TaskRunSummary,
+)
 
 
 class RunDir:
@@ -82,14 +88,14 @@ class RunDir:
             return None
         return TaskRecord.model_validate_json(file.read_text())
 
-    def usage(self) -> Usage:
+    def usage(self) -> ModelUsage:
         file = self.paths.usage
         if not file.is_file():
-            return Usage()
+            return ModelUsage()
         try:
-            return Usage.model_validate_json(file.read_text())
+            return ModelUsage.model_validate_json(file.read_text())
         except ValidationError:
-            return Usage()
+            return ModelUsage()
 
     def best_kernel(self, task: str) -> str | None:
         file = self.paths.task(task).best_kernel
@@ -147,11 +153,11 @@ class RunDir:
         write_json(self.paths.step(record.task, record.step).record, record)
         append_event(self.path, record)
 
-    def write_summary(self, summary: TaskSummary) -> None:
+    def write_summary(self, summary: TaskRunSummary) -> None:
         write_json(self.paths.task(summary.task).summary, summary)
 
     def write_best(self, task: str, code: str) -> None:
         write_text(self.paths.task(task).best_kernel, code)
 
-    def write_usage(self, usage: Usage) -> None:
+    def write_usage(self, usage: ModelUsage) -> None:
         write_json(self.paths.usage, usage)

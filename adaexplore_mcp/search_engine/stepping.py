@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from sqlite3 import Connection
+from typing import Unpack
 
 from adaexplore_mcp.judge.result import ProgressCallback
 from adaexplore_mcp.search_engine import budget as budgets
@@ -16,7 +17,7 @@ from adaexplore_mcp.search_engine.errors import InvalidStep
 from adaexplore_mcp.search_engine.models import Action, Edit, StepResult
 from adaexplore_mcp.search_engine.patching import apply_edits
 from adaexplore_mcp.search_engine.repository import SearchRecord
-from adaexplore_mcp.search_engine.steps import StepRequest
+from adaexplore_mcp.search_engine.steps import StepAuthorship, StepRequest
 from adaexplore_mcp.search_engine.tree import Tree
 from adaexplore_mcp.search_engine.views import node_view
 
@@ -29,10 +30,7 @@ class Stepping(EngineCore):
         search_id: str,
         node_id: int,
         edits: Sequence[Edit | dict],
-        *,
-        author: str | None = None,
-        note: str | None = None,
-        tokens: int = 0,
+        **authorship: Unpack[StepAuthorship],
     ) -> StepRequest:
         """A small step, ready to take: the edits applied to the node's kernel. A patch that
         does not apply raises ``PatchError``; nothing is evaluated or recorded."""
@@ -50,9 +48,7 @@ class Stepping(EngineCore):
             action=Action.SMALL,
             code=apply_edits(code, edits),
             edits=edits,
-            author=author,
-            note=note,
-            tokens=tokens,
+            **authorship,
         )
 
     def regenerate_step(
@@ -60,10 +56,7 @@ class Stepping(EngineCore):
         search_id: str,
         code: str,
         node_id: int | None = None,
-        *,
-        author: str | None = None,
-        note: str | None = None,
-        tokens: int = 0,
+        **authorship: Unpack[StepAuthorship],
     ) -> StepRequest:
         """A large step, ready to take: a whole new kernel under ``node_id`` (the root when
         omitted)."""
@@ -72,9 +65,7 @@ class Stepping(EngineCore):
             self._check_node(tree, search_id, parent)
         if not code.strip():
             raise InvalidStep("the kernel is empty; send the whole source defining ModelNew")
-        return StepRequest(
-            parent=parent, action=Action.LARGE, code=code, author=author, note=note, tokens=tokens
-        )
+        return StepRequest(parent=parent, action=Action.LARGE, code=code, **authorship)
 
     async def apply_patch(
         self,
@@ -82,13 +73,11 @@ class Stepping(EngineCore):
         node_id: int,
         edits: Sequence[Edit | dict],
         *,
-        author: str | None = None,
-        note: str | None = None,
-        tokens: int = 0,
         on_progress: ProgressCallback | None = None,
+        **authorship: Unpack[StepAuthorship],
     ) -> StepResult:
         """Small step: ``patch_step`` then ``take``."""
-        step = self.patch_step(search_id, node_id, edits, author=author, note=note, tokens=tokens)
+        step = self.patch_step(search_id, node_id, edits, **authorship)
         return await self.take(search_id, step, on_progress)
 
     async def regenerate(
@@ -97,15 +86,11 @@ class Stepping(EngineCore):
         code: str,
         node_id: int | None = None,
         *,
-        author: str | None = None,
-        note: str | None = None,
-        tokens: int = 0,
         on_progress: ProgressCallback | None = None,
+        **authorship: Unpack[StepAuthorship],
     ) -> StepResult:
         """Large step: ``regenerate_step`` then ``take``."""
-        step = self.regenerate_step(
-            search_id, code, node_id, author=author, note=note, tokens=tokens
-        )
+        step = self.regenerate_step(search_id, code, node_id, **authorship)
         return await self.take(search_id, step, on_progress)
 
     async def take(

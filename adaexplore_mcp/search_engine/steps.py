@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from pydantic import BaseModel, field_validator
 
 from adaexplore_mcp.judge.result import EvalResult
@@ -16,6 +18,14 @@ def normalized_kernel(code: str) -> str:
     every line and the end. Kernels that differ only so are one kernel, evaluated once."""
     lines = code.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return "\n".join(line.rstrip() for line in lines).strip("\n") + "\n"
+
+
+class StepAuthorship(TypedDict, total=False):
+    """Who took a step and what it cost, passed through every layer as ``**authorship``."""
+
+    author: str | None
+    note: str | None
+    tokens: int
 
 
 class StepRequest(BaseModel):

@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from adaexplore_mcp.driver import RunConfig, StepRecord, TaskSummary
+from adaexplore_mcp.driver import RunConfig, StepRecord, TaskRunSummary
 from adaexplore_mcp.mcp_server import Workbench
 from adaexplore_mcp.memory import ReasoningBank, SkillMemory
 from adaexplore_mcp.rundir import read_events, step_dir
@@ -86,7 +86,7 @@ def test_adaexplore_small_and_large_steps_with_every_kind_of_failure(
     usage = json.loads((run_dir / "usage.json").read_text())
     assert usage["retries"] == 2 and usage["cost_usd"] > 0
     assert usage["input_tokens"] >= sum(r.input_tokens for r in records)
-    summary = TaskSummary.model_validate_json((run_dir / "tasks/gelu/summary.json").read_text())
+    summary = TaskRunSummary.model_validate_json((run_dir / "tasks/gelu/summary.json").read_text())
     assert summary.steps == 5 and summary.correct and summary.best_node_id is not None
     assert summary.input_tokens == sum(r.input_tokens for r in records)
     assert (run_dir / "tasks/gelu/best_kernel.py").is_file()

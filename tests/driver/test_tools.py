@@ -11,9 +11,9 @@ from mcp.types import CallToolResult, TextContent
 
 from adaexplore_mcp.driver.tools import (
     BudgetSpent,
+    JudgeBusy,
     JudgeDown,
     PatchRefused,
-    QueueFull,
     ToolFailed,
     Tools,
     _classify,
@@ -41,7 +41,7 @@ def text_only(text: str) -> CallToolResult:
 @pytest.mark.parametrize(
     ("code", "kind"),
     [
-        ("queue_full", QueueFull),
+        ("queue_full", JudgeBusy),
         ("judge_unavailable", JudgeDown),
         ("judge_failed", JudgeDown),
         ("patch_not_applied", PatchRefused),
@@ -80,7 +80,7 @@ def test_words_without_a_code_classify_as_nothing_in_particular(words: str) -> N
 def test_the_structured_code_wins_over_the_text() -> None:
     result = coded("queue_full")
     result.content = [TextContent(type="text", text=f"budget_spent: {REWORDED}")]
-    assert type(_classify("select_node", result)) is QueueFull
+    assert type(_classify("select_node", result)) is JudgeBusy
 
 
 def test_a_bug_or_an_unknown_code_keeps_the_whole_text() -> None:

@@ -11,7 +11,7 @@ import pytest
 import torch
 import triton.compiler
 
-from adaexplore_mcp.judge.candidate.harness import Candidate
+from adaexplore_mcp.judge.candidate.harness import CandidateSubject
 from adaexplore_mcp.judge.candidate.signals import wrap_compiler
 from adaexplore_mcp.judge.trusted.link import Link, SubjectLost
 from adaexplore_mcp.judge.wire.frames import Channel
@@ -74,7 +74,7 @@ def test_the_candidate_says_when_a_compile_starts_and_ends_and_waits_to_resume()
     result: list = []
 
     def run() -> None:
-        result.append(Candidate._outside_lock(shell, compile_))  # type: ignore[arg-type]
+        result.append(CandidateSubject._outside_lock(shell, compile_))  # type: ignore[arg-type]
         order.append("resumed")
         done.set()
 

@@ -14,11 +14,11 @@ from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.memory import SkillMemory
 from adaexplore_mcp.memory.settings import MemorySettings
 from adaexplore_mcp.rundir import (
+    ModelUsage,
     RunConfig,
     StepRecord,
     TaskRecord,
-    TaskSummary,
-    Usage,
+    TaskRunSummary,
     append_event,
     step_dir,
     write_json,
@@ -107,7 +107,7 @@ def make_run(
         version="0.1.0",
     )
     write_json(root / "run.json", config)
-    write_json(root / "usage.json", Usage(calls=3, input_tokens=300, output_tokens=120))
+    write_json(root / "usage.json", ModelUsage(calls=3, input_tokens=300, output_tokens=120))
     clock = 1_700_000_000.0
     for spec in tasks:
         directory = root / "tasks" / spec.name
@@ -141,7 +141,7 @@ def make_run(
         if spec.correct is None:
             continue
         timed = spec.timing and spec.correct
-        summary = TaskSummary(
+        summary = TaskRunSummary(
             task=spec.name,
             precision=precision,
             ops=ops,

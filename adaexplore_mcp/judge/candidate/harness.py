@@ -52,7 +52,7 @@ MISSING = SubjectError(
 )
 
 
-class Candidate:
+class CandidateSubject:
     def __init__(self, job: ChildJob, channel: Channel, workdir: str) -> None:
         self.device = start_device(job.device)
         self.code = job.code or ""

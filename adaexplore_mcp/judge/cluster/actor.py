@@ -21,6 +21,7 @@ from adaexplore_mcp.judge.devices import GpuInfo
 from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.judge.pool.baselines import Baseline
 from adaexplore_mcp.judge.pool.local import LocalJudge
+from adaexplore_mcp.judge.request import WireEvalOptions
 from adaexplore_mcp.judge.result import EvalResult, LintReport, Phase
 from adaexplore_mcp.judge.settings import JudgeSettings
 from adaexplore_mcp.tasks import Task
@@ -75,9 +76,7 @@ class JudgeActor:
         self,
         task: Task,
         code: str,
-        timeout_s: float | None,
-        precision: Precision | None,
-        ops: Ops | None,
+        options: WireEvalOptions,
     ) -> AsyncIterator[Progress | EvalResult]:
         """The evaluation's phases as they come, then its result (without speedups: the caller
         holds the baselines, cached per GPU model for the whole cluster)."""
@@ -91,11 +90,9 @@ class JudgeActor:
             self._judge.evaluate(
                 task,
                 code,
-                timeout_s=timeout_s,
                 on_progress=relay,
-                precision=precision,
-                ops=ops,
                 with_speedups=False,
+                **options.params(),
             )
         )
         try:

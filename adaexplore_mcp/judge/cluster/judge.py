@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
+from typing import Any, Unpack
 
 from adaexplore_mcp.judge.cluster.actor import JudgeActor, Progress
 from adaexplore_mcp.judge.cluster.head import Head, head_of
@@ -38,6 +38,7 @@ from adaexplore_mcp.judge.exceptions import JudgeError, JudgeUnavailable
 from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.judge.pool.baselines import Baseline, BaselineCache, add_speedups
 from adaexplore_mcp.judge.pool.lane import LaneStatus
+from adaexplore_mcp.judge.request import EvalOptions, WireEvalOptions
 from adaexplore_mcp.judge.result import EvalResult, LintReport, ProgressCallback
 from adaexplore_mcp.judge.settings import JudgeSettings, RaySettings
 from adaexplore_mcp.store import Store
@@ -216,23 +217,18 @@ class RayJudge:
         self,
         task: Task,
         code: str,
-        *,
-        device: str | None = None,
-        timeout_s: float | None = None,
-        on_progress: ProgressCallback | None = None,
-        precision: Precision | None = None,
-        ops: Ops | None = None,
+        **options: Unpack[EvalOptions],
     ) -> EvalResult:
         """Judge one candidate on the least loaded actor (or the one ``device`` names); the
         same verdict the local judge gives."""
+        # the device names the actor; the actor's pool has just that one
+        sent = WireEvalOptions.of(options, device=None)
         lost: list[ActorSlot] = []
         while True:
-            slot = await self._roster.pick(device, avoid=lost)
+            slot = await self._roster.pick(options.get("device"), avoid=lost)
             slot.in_flight += 1
             try:
-                result = await self._stream(
-                    slot, task, code, timeout_s, on_progress, precision, ops
-                )
+                result = await self._stream(slot, task, code, sent, options.get("on_progress"))
                 break
             except ray_actor_errors() as exc:
                 await self._roster.lost(slot, exc, lost, f"the evaluation of {task.name}")
@@ -240,8 +236,8 @@ class RayJudge:
                 slot.in_flight -= 1
                 slot.served += 1
         if result.ok and result.runtime is not None and slot.info.gpu is not None:
-            policy = Precision(precision or self.judge_settings.precision)
-            operators = Ops(ops or self.judge_settings.ops)
+            policy = Precision(sent.precision or self.judge_settings.precision)
+            operators = Ops(sent.ops or self.judge_settings.ops)
             try:
                 add_speedups(result, await self._baseline(slot, task, policy, operators))
             except (JudgeError, *ray_actor_errors()) as exc:
@@ -253,13 +249,11 @@ class RayJudge:
         slot: ActorSlot,
         task: Task,
         code: str,
-        timeout_s: float | None,
+        options: WireEvalOptions,
         on_progress: ProgressCallback | None,
-        precision: Precision | None,
-        ops: Ops | None,
     ) -> EvalResult:
         ray = import_ray()
-        stream = slot.handle.evaluate.remote(task, code, timeout_s, precision, ops)
+        stream = slot.handle.evaluate.remote(task, code, options)
         try:
             async for ref in stream:
                 item = await awaited(ref)

@@ -18,6 +18,7 @@ import re
 import time
 import uuid
 from pathlib import Path
+from typing import Unpack
 
 import adaexplore_mcp
 from adaexplore_mcp.judge.devices import (
@@ -32,6 +33,7 @@ from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.judge.pool.baselines import Baseline, BaselineCache, add_speedups
 from adaexplore_mcp.judge.pool.lane import Lane, LaneStatus, Pending
 from adaexplore_mcp.judge.pool.worker_handle import WorkerDied, WorkerHandle
+from adaexplore_mcp.judge.request import EvalOptions
 from adaexplore_mcp.judge.result import EvalResult, LintReport, Phase, ProgressCallback
 from adaexplore_mcp.judge.sandbox.limits import scrubbed_environment
 from adaexplore_mcp.judge.settings import MAX_TIMEOUT_S, JudgeSettings
@@ -215,27 +217,23 @@ class LocalJudge:
         task: Task,
         code: str,
         *,
-        device: str | None = None,
-        timeout_s: float | None = None,
-        on_progress: ProgressCallback | None = None,
-        precision: Precision | None = None,
-        ops: Ops | None = None,
         with_speedups: bool = True,
+        **options: Unpack[EvalOptions],
     ) -> EvalResult:
         """Judge one candidate under a precision and an operator policy (default: the
         settings'). Always a verdict; raises only when the judge itself cannot run
         (``JudgeError``, ``QueueFull``) or the task is broken (``TaskError``). Without
         ``with_speedups`` a correct kernel's runtime is not compared with the baselines (a
         caller that caches baselines for several judges adds them)."""
-        policy = Precision(precision or self.settings.precision)
-        operators = Ops(ops or self.settings.ops)
-        timeout = _checked_timeout(timeout_s, self.settings.timeout_s)
+        policy = Precision(options.get("precision") or self.settings.precision)
+        operators = Ops(options.get("ops") or self.settings.ops)
+        timeout = _checked_timeout(options.get("timeout_s"), self.settings.timeout_s)
         early = precheck(task, code)
         if early is not None:
             return _labelled(early, policy, operators)
-        lane = self._lane(device)
+        lane = self._lane(options.get("device"))
         job = self._job("eval", lane, task, code, policy, operators)
-        outcome, queue_s = await self._submit(lane, job, timeout, on_progress)
+        outcome, queue_s = await self._submit(lane, job, timeout, options.get("on_progress"))
         result = eval_result(outcome, task, code, timeout)
         result = _labelled(result, policy, operators)
         result.phases.queue_s = queue_s

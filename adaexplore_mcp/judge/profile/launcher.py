@@ -1,5 +1,5 @@
 """The sandboxed side of a profile: ``python -m adaexplore_mcp.judge.profile.launcher``, started
-by ``Profiler`` with a ``Launch`` as JSON on standard input.
+by ``Profiler`` with a ``LauncherRequest`` as JSON on standard input.
 
 It enters the judge's sandbox for user code (``judge.sandbox``: namespaces, the private
 read-only filesystem, limits, the scrubbed environment, the system-call filter), then runs ncu
@@ -28,7 +28,7 @@ MAX_CSV_BYTES = 8 * 2**20
 EXIT_SANDBOX = 71  # sandbox.fail_hard's
 
 
-class Launch(BaseModel):
+class LauncherRequest(BaseModel):
     """Everything the launcher needs; the ncu command line ends with the profiled command,
     to which the launcher appends the job file's path."""
 
@@ -44,7 +44,7 @@ class Launch(BaseModel):
 
 
 def main() -> int:
-    launch = Launch.model_validate_json(sys.stdin.buffer.read())
+    launch = LauncherRequest.model_validate_json(sys.stdin.buffer.read())
     settings = launch.sandbox
     csv_out = os.dup(1)
     setup = os.open(os.devnull, os.O_WRONLY)

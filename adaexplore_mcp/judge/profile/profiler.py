@@ -86,7 +86,7 @@ class Profiler:
             profiled_calls=profile.profiled_calls,
         )
         with tempfile.TemporaryDirectory(prefix="adaexplore-profile-") as root:
-            request = launcher.Launch(
+            request = launcher.LauncherRequest(
                 job=job,
                 command=[*self.command(ncu), sys.executable, "-m", target.__name__],
                 sandbox=self.settings.sandbox,
@@ -157,7 +157,7 @@ class Profiler:
             env |= {"TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
         return env
 
-    async def _run(self, request: launcher.Launch) -> tuple[int, str, str]:
+    async def _run(self, request: launcher.LauncherRequest) -> tuple[int, str, str]:
         """The launcher's exit status, the CSV it sent and the tail of what it printed."""
         process = await asyncio.create_subprocess_exec(
             sys.executable,

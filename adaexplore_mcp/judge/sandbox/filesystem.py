@@ -61,7 +61,7 @@ class _MountAttr(ctypes.Structure):
 
 
 @dataclass(frozen=True)
-class Plan:
+class ViewPlan:
     """What the view hides, keeps and makes writable."""
 
     hide: tuple[str, ...]
@@ -81,7 +81,7 @@ def plan_for(
     tmp_bytes: int,
     extra_keep: list[str] | None = None,
     writable_binds: list[tuple[str, str]] | None = None,
-) -> Plan:
+) -> ViewPlan:
     """The plan for this Python: hide the usual places and ``private_dirs``, keep what the
     interpreter and its packages need."""
     candidates = {os.path.realpath(p) for p in (*HIDDEN_ALWAYS, *private_dirs) if p}
@@ -100,7 +100,7 @@ def plan_for(
         ],
         strict=True,
     )
-    return Plan(
+    return ViewPlan(
         hide=tuple(hide),
         keep=tuple(keep),
         tmp_bytes=tmp_bytes,
@@ -191,7 +191,7 @@ def _bind_from(fd: int, target: str, *, writable: bool = False) -> None:
         _mount(None, target, None, _MS_REMOUNT | _MS_BIND)
 
 
-def build(plan: Plan) -> None:
+def build(plan: ViewPlan) -> None:
     """Build the view in this process's (new, private) mount namespace."""
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     keep_fds = {path: os.open(path, _O_PATH) for path in plan.keep}

@@ -9,10 +9,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
-from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.judge.pool.lane import LaneStatus
+from adaexplore_mcp.judge.request import WireEvalOptions
 from adaexplore_mcp.judge.result import EvalResult, Phase
 
 API_PREFIX = "/v1"
@@ -33,19 +33,19 @@ class TaskPayload(_Body):
     source: str = Field(min_length=1, max_length=MAX_SOURCE_CHARS)
 
 
-class EvaluateRequest(_Body):
+class EvaluateRequest(WireEvalOptions, _Body):
+    """The task, the candidate and the evaluation's options (``WireEvalOptions``)."""
+
     task: TaskPayload
     code: str = Field(max_length=MAX_SOURCE_CHARS, description="The candidate (defines ModelNew).")
-    device: str | None = Field(default=None, description="'cpu' or 'cuda:N'; None: least busy.")
-    timeout_s: float | None = Field(
-        default=None, gt=0, le=MAX_TIMEOUT_S, description="None: the service's default."
-    )
-    precision: Precision | None = Field(
-        default=None, description="strict, tf32 or legacy; None: the service's default."
-    )
-    ops: Ops | None = Field(
-        default=None, description="triton or mixed; None: the service's default."
-    )
+
+    @field_validator("timeout_s")
+    @classmethod
+    def _within_service_limit(cls, timeout_s: float | None) -> float | None:
+        # the service holds a worker for that long; the local judge allows up to a day
+        if timeout_s is not None and timeout_s > MAX_TIMEOUT_S:
+            raise ValueError(f"Input should be less than or equal to {MAX_TIMEOUT_S:g}")
+        return timeout_s
 
 
 class LintRequest(_Body):
@@ -72,7 +72,7 @@ class QueueResponse(BaseModel):
     devices: list[LaneStatus]
 
 
-class ErrorCode(StrEnum):
+class ServiceErrorCode(StrEnum):
     UNAUTHORIZED = "unauthorized"
     INVALID_REQUEST = "invalid_request"
     BODY_TOO_LARGE = "body_too_large"
@@ -86,7 +86,7 @@ class ErrorCode(StrEnum):
 
 
 class ErrorResponse(_Body):
-    error: ErrorCode
+    error: ServiceErrorCode
     message: str = Field(description="What went wrong and what to do about it.")
 
 

@@ -28,7 +28,6 @@ from adaexplore_mcp.judge.result import EvalResult, LintReport, Phase, ProgressC
 from adaexplore_mcp.judge.service.api import (
     API_PREFIX,
     NDJSON,
-    ErrorCode,
     ErrorResponse,
     EvaluateRequest,
     HealthResponse,
@@ -36,6 +35,7 @@ from adaexplore_mcp.judge.service.api import (
     ProgressEvent,
     QueueResponse,
     ResultEvent,
+    ServiceErrorCode,
     Versions,
 )
 from adaexplore_mcp.judge.settings import ServiceSettings
@@ -65,13 +65,7 @@ class JudgeService:
     ) -> EvalResult:
         task = task_from_source(request.task.source, request.task.name)
         return await self.judge.evaluate(
-            task,
-            request.code,
-            device=request.device,
-            timeout_s=request.timeout_s,
-            on_progress=on_progress,
-            precision=request.precision,
-            ops=request.ops,
+            task, request.code, on_progress=on_progress, **request.params()
         )
 
     async def lint(self, request: LintRequest) -> LintReport:
@@ -93,7 +87,7 @@ class JudgeService:
 class RequestRejected(Exception):
     """A request refused before the judge saw it."""
 
-    def __init__(self, status: int, code: ErrorCode, message: str) -> None:
+    def __init__(self, status: int, code: ServiceErrorCode, message: str) -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
 
@@ -103,27 +97,27 @@ def error_response(exc: BaseException) -> Response:
     headers: dict[str, str] = {}
     if isinstance(exc, RequestRejected):
         status, code, message = exc.status, exc.code, exc.message
-        if code is ErrorCode.UNAUTHORIZED:
+        if code is ServiceErrorCode.UNAUTHORIZED:
             headers["WWW-Authenticate"] = "Bearer"
     elif isinstance(exc, QueueFull):
-        status, code, message = 503, ErrorCode.QUEUE_FULL, str(exc)
+        status, code, message = 503, ServiceErrorCode.QUEUE_FULL, str(exc)
         headers["Retry-After"] = str(RETRY_AFTER_S)
     elif isinstance(exc, JudgeUnavailable):
-        status, code, message = 503, ErrorCode.JUDGE_UNAVAILABLE, str(exc)
+        status, code, message = 503, ServiceErrorCode.JUDGE_UNAVAILABLE, str(exc)
     elif isinstance(exc, JudgeError):
-        status, code, message = 500, ErrorCode.JUDGE_ERROR, str(exc)
+        status, code, message = 500, ServiceErrorCode.JUDGE_ERROR, str(exc)
     elif isinstance(exc, TaskError):
-        status, code, message = 422, ErrorCode.TASK_ERROR, str(exc)
+        status, code, message = 422, ServiceErrorCode.TASK_ERROR, str(exc)
     elif isinstance(exc, HTTPException) and exc.status_code in (404, 405):
         status = exc.status_code
-        code = ErrorCode.NOT_FOUND if status == 404 else ErrorCode.METHOD_NOT_ALLOWED
+        code = ServiceErrorCode.NOT_FOUND if status == 404 else ServiceErrorCode.METHOD_NOT_ALLOWED
         message = (
             f"no such endpoint or method; the service answers POST {API_PREFIX}/evaluate, "
             f"POST {API_PREFIX}/lint, GET {API_PREFIX}/health and GET {API_PREFIX}/queue"
         )
     else:
         log.error("unexpected error in a request", exc_info=exc)
-        status, code = 500, ErrorCode.INTERNAL
+        status, code = 500, ServiceErrorCode.INTERNAL
         message = f"the service failed unexpectedly ({type(exc).__name__}); see its log"
     body = ErrorResponse(error=code, message=message).model_dump_json()
     return Response(body, status, headers, media_type="application/json")
@@ -150,7 +144,7 @@ def _unauthorized() -> Response:
     return error_response(
         RequestRejected(
             401,
-            ErrorCode.UNAUTHORIZED,
+            ServiceErrorCode.UNAUTHORIZED,
             "this judge service requires `Authorization: Bearer <token>` with its token "
             "(adaexplore-mcp: --judge-token or ADAEXPLORE_REMOTE__TOKEN)",
         )
@@ -177,7 +171,7 @@ class _Endpoints:
         declared = request.headers.get("content-length", "")
         too_large = RequestRejected(
             413,
-            ErrorCode.BODY_TOO_LARGE,
+            ServiceErrorCode.BODY_TOO_LARGE,
             f"the request body is larger than this service's limit of {self.max_body} bytes "
             "(ADAEXPLORE_SERVICE__MAX_BODY_MB)",
         )
@@ -193,7 +187,7 @@ class _Endpoints:
             return model.model_validate_json(b"".join(chunks))
         except ValidationError as exc:
             raise RequestRejected(
-                422, ErrorCode.INVALID_REQUEST, _validation_summary(exc)
+                422, ServiceErrorCode.INVALID_REQUEST, _validation_summary(exc)
             ) from None
 
     async def _unless_disconnected(self, request: Request, work: Awaitable[M]) -> M | None:

@@ -12,23 +12,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Unpack
 
 import httpx
 from pydantic import BaseModel, ValidationError
 
 from adaexplore_mcp.judge.exceptions import JudgeError, JudgeUnavailable, QueueFull
-from adaexplore_mcp.judge.policy import Ops, Precision
+from adaexplore_mcp.judge.request import EvalOptions
 from adaexplore_mcp.judge.result import EvalResult, LintReport, ProgressCallback
 from adaexplore_mcp.judge.service.api import (
     API_PREFIX,
     NDJSON,
-    ErrorCode,
     ErrorResponse,
     EvaluateRequest,
     HealthResponse,
     LintRequest,
     ProgressEvent,
     ResultEvent,
+    ServiceErrorCode,
     TaskPayload,
     stream_line,
 )
@@ -122,29 +123,17 @@ class RemoteJudge:
         self,
         task: Task,
         code: str,
-        *,
-        device: str | None = None,
-        timeout_s: float | None = None,
-        on_progress: ProgressCallback | None = None,
-        precision: Precision | None = None,
-        ops: Ops | None = None,
+        **options: Unpack[EvalOptions],
     ) -> EvalResult:
         """Judge one candidate on the service; the same verdict as the local judge gives."""
-        request = EvaluateRequest(
-            task=_payload(task),
-            code=code,
-            device=device,
-            timeout_s=timeout_s,
-            precision=precision,
-            ops=ops,
-        )
-        limit = timeout_s or (self._health.timeout_s if self._health else 0.0)
+        request = EvaluateRequest.of(options, task=_payload(task), code=code)
+        limit = request.timeout_s or (self._health.timeout_s if self._health else 0.0)
         body = await self._call(
             "POST",
             "/evaluate",
             request,
             read_timeout_s=limit + READ_SLACK_S,
-            on_progress=on_progress,
+            on_progress=options.get("on_progress"),
         )
         return EvalResult.model_validate(body)
 
@@ -251,7 +240,7 @@ class RemoteJudge:
                 "`adaexplore-mcp judge serve`?"
             )
         exc = _exception(error, self.url)
-        if error.error is ErrorCode.QUEUE_FULL:
+        if error.error is ServiceErrorCode.QUEUE_FULL:
             after = response.headers.get("Retry-After", "")
             return _Retry(exc, float(after) if after.isdigit() else None)
         return exc
@@ -264,17 +253,17 @@ def _payload(task: Task) -> TaskPayload:
 def _exception(error: ErrorResponse, url: str) -> Exception:
     """The exception the local judge raises for the same failure."""
     code, message = error.error, error.message
-    if code is ErrorCode.QUEUE_FULL:
+    if code is ServiceErrorCode.QUEUE_FULL:
         return QueueFull(f"{message} (judge service at {url})")
-    if code is ErrorCode.UNAUTHORIZED:
+    if code is ServiceErrorCode.UNAUTHORIZED:
         return JudgeUnavailable(
             f"the judge service at {url} refused the token (or its absence): pass the "
             "service's token with --judge-token or ADAEXPLORE_REMOTE__TOKEN"
         )
-    if code is ErrorCode.JUDGE_UNAVAILABLE:
+    if code is ServiceErrorCode.JUDGE_UNAVAILABLE:
         return JudgeUnavailable(f"{message} (judge service at {url})")
-    if code is ErrorCode.TASK_ERROR:
+    if code is ServiceErrorCode.TASK_ERROR:
         return TaskError(message)
-    if code in (ErrorCode.INVALID_REQUEST, ErrorCode.BODY_TOO_LARGE):
+    if code in (ServiceErrorCode.INVALID_REQUEST, ServiceErrorCode.BODY_TOO_LARGE):
         return ValueError(f"the judge service at {url} rejected the request: {message}")
     return JudgeError(f"the judge service at {url} failed: {message}")

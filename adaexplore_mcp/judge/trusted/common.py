@@ -45,7 +45,7 @@ def ask_task(link: Link, task: Task, request: Any, expect: type) -> tuple[Any, b
         raise task_failure(task, failure.answer.error) from None
 
 
-class Verdict(Exception):
+class EarlyVerdict(Exception):
     """Ends the evaluation early with a non-correct result."""
 
     def __init__(self, result: EvalResult) -> None:

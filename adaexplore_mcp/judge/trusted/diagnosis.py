@@ -11,16 +11,16 @@ import torch
 from adaexplore_mcp.judge import messages
 from adaexplore_mcp.judge.checks import Violation
 from adaexplore_mcp.judge.result import Mismatch, Phase, ShapeError
-from adaexplore_mcp.judge.trusted.common import Verdict
+from adaexplore_mcp.judge.trusted.common import EarlyVerdict
 from adaexplore_mcp.judge.trusted.link import SubjectFailed, SubjectLost
 from adaexplore_mcp.judge.trusted.report import TaskFailed
 from adaexplore_mcp.tasks import VariantRole
 
 if TYPE_CHECKING:
-    from adaexplore_mcp.judge.trusted.evaluation import Evaluation
+    from adaexplore_mcp.judge.trusted.evaluation import TrustedEvaluation
 
 
-def diagnose_rounding(evaluation: Evaluation, mismatch: Mismatch) -> None:
+def diagnose_rounding(evaluation: TrustedEvaluation, mismatch: Mismatch) -> None:
     """For wrong values of the size rounding produces: the same output's error on the
     task's other shapes. Rounding error grows with the reduction length, a logic error
     usually does not; the message reports which it is. Never changes the verdict."""
@@ -49,7 +49,7 @@ def diagnose_rounding(evaluation: Evaluation, mismatch: Mismatch) -> None:
                     ShapeError(shape=variant.describe(), inputs=_numel(master), rel_l2_error=error)
                 )
     except (
-        Verdict,
+        EarlyVerdict,
         Violation,
         SubjectLost,
         SubjectFailed,

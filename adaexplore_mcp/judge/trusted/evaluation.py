@@ -31,7 +31,7 @@ from adaexplore_mcp.judge.result import (
 from adaexplore_mcp.judge.roofline import usable_flops
 from adaexplore_mcp.judge.trusted import integrity, verdicts
 from adaexplore_mcp.judge.trusted.common import (
-    Verdict,
+    EarlyVerdict,
     device_of,
     gpu_lock,
     task_failure,
@@ -58,7 +58,7 @@ from adaexplore_mcp.judge.wire.subject import (
 from adaexplore_mcp.tasks import ShapeVariant, VariantRole
 
 
-class Evaluation:
+class TrustedEvaluation:
     def __init__(
         self,
         job: ChildJob,
@@ -115,7 +115,7 @@ class Evaluation:
                 self._check_all()
             if self.device_kind == "cuda":
                 runtime, timing = self._time()
-        except Verdict as verdict:
+        except EarlyVerdict as verdict:
             return verdict.result
         except Violation as violation:
             return verdicts.rejected(self, violation)
@@ -145,7 +145,7 @@ class Evaluation:
             if self.guarded:
                 integrity.first_signals(ready.signals)
             if ready.error.type == "MissingModelNew":
-                raise Verdict(self._result(Status.COMPILE_ERROR, messages.MISSING_MODEL_NEW))
+                raise EarlyVerdict(self._result(Status.COMPILE_ERROR, messages.MISSING_MODEL_NEW))
             self._fail(ready.error, Phase.COMPILING, loading=True)
         if self.guarded:
             integrity.first_signals(ready.signals)

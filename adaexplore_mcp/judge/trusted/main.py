@@ -28,9 +28,9 @@ def run(
 
             reporter.report("probe", probe())
         elif job.kind == "eval":
-            from adaexplore_mcp.judge.trusted.evaluation import Evaluation
+            from adaexplore_mcp.judge.trusted.evaluation import TrustedEvaluation
 
-            evaluation = Evaluation(
+            evaluation = TrustedEvaluation(
                 job,
                 candidate=links.get("candidate"),
                 task=links.get("task"),

@@ -28,7 +28,7 @@ def stats(samples_ms: list[float]) -> RuntimeStats:
 
 
 @dataclass
-class Measurement:
+class SpanMeasurement:
     per_call_ms: list[float] = field(default_factory=list)
     handoff_ms: list[float] = field(default_factory=list)
     fill_excess_ms: list[float] = field(default_factory=list)
@@ -70,9 +70,9 @@ def run_spans(
     settings: TimingSettings,
     total_memory: int,
     warm: Callable[[], None] | None = None,
-) -> Measurement:
+) -> SpanMeasurement:
     """A probe span of one call, then the planned spans; ``check`` sees every output."""
-    measurement = Measurement()
+    measurement = SpanMeasurement()
     if warm is not None:
         warm()
     done = 0

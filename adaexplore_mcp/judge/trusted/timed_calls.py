@@ -18,10 +18,10 @@ from adaexplore_mcp.judge.trusted.timing import SpanResult, SpanTimer, set_bytes
 from adaexplore_mcp.judge.wire.subject import Profile
 
 if TYPE_CHECKING:
-    from adaexplore_mcp.judge.trusted.evaluation import Evaluation
+    from adaexplore_mcp.judge.trusted.evaluation import TrustedEvaluation
 
 
-def time_candidate(evaluation: Evaluation) -> tuple[RuntimeStats, TimingDetail]:
+def time_candidate(evaluation: TrustedEvaluation) -> tuple[RuntimeStats, TimingDetail]:
     variant = evaluation.task.main_variant("cuda")
     settings = evaluation.job.timing
     started = time.perf_counter()

@@ -19,16 +19,18 @@ from adaexplore_mcp.judge.result import (
     kernel_hash,
 )
 from adaexplore_mcp.judge.trusted import weights
-from adaexplore_mcp.judge.trusted.common import Verdict
+from adaexplore_mcp.judge.trusted.common import EarlyVerdict
 from adaexplore_mcp.judge.trusted.link import SubjectLost
 from adaexplore_mcp.judge.wire.jobs import ChildJob
 from adaexplore_mcp.judge.wire.subject import ReadyAnswer, SubjectError
 
 if TYPE_CHECKING:
-    from adaexplore_mcp.judge.trusted.evaluation import Evaluation
+    from adaexplore_mcp.judge.trusted.evaluation import TrustedEvaluation
 
 
-def result(evaluation: Evaluation, status: Status, message: str, **fields: Any) -> EvalResult:
+def result(
+    evaluation: TrustedEvaluation, status: Status, message: str, **fields: Any
+) -> EvalResult:
     """The result with everything the evaluation has established so far."""
     return EvalResult(
         status=status,
@@ -45,14 +47,18 @@ def result(evaluation: Evaluation, status: Status, message: str, **fields: Any) 
     )
 
 
-def failed(evaluation: Evaluation, error: SubjectError, phase: Phase, *, loading: bool) -> Verdict:
+def failed(
+    evaluation: TrustedEvaluation, error: SubjectError, phase: Phase, *, loading: bool
+) -> EarlyVerdict:
     """The candidate's code raised (or would not load) in ``phase``."""
     status = classify(error, loading=loading)
     detail = detail_of(error, phase)
-    return Verdict(result(evaluation, status, messages.error(status, detail, phase), error=detail))
+    return EarlyVerdict(
+        result(evaluation, status, messages.error(status, detail, phase), error=detail)
+    )
 
 
-def lost(evaluation: Evaluation, gone: SubjectLost) -> EvalResult:
+def lost(evaluation: TrustedEvaluation, gone: SubjectLost) -> EvalResult:
     """The candidate's process died or broke the protocol: a runtime error of the kernel."""
     phase = evaluation.reporter.phase_now or Phase.COMPILING
     if gone.garbled:
@@ -64,25 +70,25 @@ def lost(evaluation: Evaluation, gone: SubjectLost) -> EvalResult:
     return result(evaluation, Status.RUNTIME_ERROR, text, error=detail)
 
 
-def stuck(evaluation: Evaluation) -> Verdict:
+def stuck(evaluation: TrustedEvaluation) -> EarlyVerdict:
     """A timed call never finished."""
     text = messages.never_finished()
     detail = ErrorDetail(type="Stuck", message=text, phase=Phase.TIMING)
-    return Verdict(result(evaluation, Status.RUNTIME_ERROR, text, error=detail))
+    return EarlyVerdict(result(evaluation, Status.RUNTIME_ERROR, text, error=detail))
 
 
-def rejected(evaluation: Evaluation, violation: Violation) -> EvalResult:
+def rejected(evaluation: TrustedEvaluation, violation: Violation) -> EvalResult:
     flag = IntegrityFlag(check=violation.check.value, detail=violation.detail)
     message = f"Rejected by the {violation.check.value} check: {violation.detail}."
     return result(evaluation, Status.REJECTED, message, integrity=[flag])
 
 
-def incorrect(evaluation: Evaluation, mismatch: Mismatch) -> Verdict:
+def incorrect(evaluation: TrustedEvaluation, mismatch: Mismatch) -> EarlyVerdict:
     evaluation.correctness.mismatch = mismatch
     text = messages.incorrect(mismatch)
     if mismatch.kind != "input_modified":  # other weights explain wrong outputs, not this
         text += weights.hint(*evaluation.weights.get(mismatch.variant, (None, None)))
-    return Verdict(result(evaluation, Status.INCORRECT, text))
+    return EarlyVerdict(result(evaluation, Status.INCORRECT, text))
 
 
 def environment_of(job: ChildJob, ready: ReadyAnswer) -> Environment:

@@ -2,7 +2,7 @@
 the task's process, each sandboxed (``judge.sandbox``) before it loads user code, each with a
 socket to the trusted process and nothing else.
 
-They are forks of the warm worker (torch and triton already imported), made from a ``Plan``,
+They are forks of the warm worker (torch and triton already imported), made from a ``ForkPlan``,
 which holds only what a job's processes need before the job itself (the device, the sandbox,
 the limits), so a set can be started ahead of its job (``worker.spares``): each process makes
 its CUDA context and waits. The trusted process that runs the job (``worker.resident``) then
@@ -42,7 +42,7 @@ class Forked:
 
 
 @dataclass
-class Plan:
+class ForkPlan:
     job: ChildJob  # a template: only the fields of ``template_of``
     timeout_s: float
     fallback_root: str
@@ -73,7 +73,7 @@ class Started:
     """A job's user-code processes, forked, and the trusted ends of their sockets (handed to the
     resident trusted process with the job, ``worker.resident``)."""
 
-    plan: Plan
+    plan: ForkPlan
     processes: list[Forked]
     sockets: dict[str, socket.socket]  # role -> the trusted end of that process's socket
 
@@ -121,7 +121,7 @@ def roles_for(job: ChildJob) -> tuple[str, ...]:
 USER_ROLES = ("candidate", "task")
 
 
-def start(plan: Plan) -> Started:
+def start(plan: ForkPlan) -> Started:
     """Fork the plan's user-code processes. Each sets up its sandbox, makes its CUDA context
     (holding the GPU lock shared, so that no context is made while an evaluation times), says
     so on its socket and waits for its part of the job."""
@@ -143,7 +143,7 @@ def start(plan: Plan) -> Started:
     return Started(plan, forked, {role: ours for role, (ours, _) in pairs.items()})
 
 
-def _child(plan: Plan, role: str, theirs: socket.socket, out_w: int, setup_w: int) -> None:
+def _child(plan: ForkPlan, role: str, theirs: socket.socket, out_w: int, setup_w: int) -> None:
     run_forked(lambda: _user_code(plan, role, theirs, out_w, setup_w))
 
 
@@ -167,7 +167,7 @@ def run_forked(body: Callable[[], None]) -> None:
         os._exit(code)
 
 
-def _user_code(plan: Plan, role: str, theirs: socket.socket, out_w: int, setup_w: int) -> None:
+def _user_code(plan: ForkPlan, role: str, theirs: socket.socket, out_w: int, setup_w: int) -> None:
     """The candidate's or the task's process: sandbox first, then its CUDA context, then its
     harness."""
     job = plan.job
@@ -215,9 +215,9 @@ def _user_code(plan: Plan, role: str, theirs: socket.socket, out_w: int, setup_w
     except ChannelClosed:
         return  # the trusted process let this set go unused
     if role == "candidate":
-        from adaexplore_mcp.judge.candidate.harness import Candidate
+        from adaexplore_mcp.judge.candidate.harness import CandidateSubject
 
-        Candidate(job, channel, os.getcwd()).run()
+        CandidateSubject(job, channel, os.getcwd()).run()
     else:
         from adaexplore_mcp.judge.reference.harness import Reference
 

@@ -40,7 +40,7 @@ class Handed:
     trusted: Forked  # the resident, with this job's output pipe
 
 
-class Resident:
+class ResidentPair:
     """One pair: the trusted process and (on a GPU) the null subject."""
 
     def __init__(self, device: str, gpu_lock: str | None) -> None:
@@ -133,16 +133,16 @@ class Residents:
     """The worker's one pair at a time."""
 
     def __init__(self) -> None:
-        self._pair: Resident | None = None
+        self._pair: ResidentPair | None = None
 
-    def for_job(self, job: ChildJob) -> Resident:
+    def for_job(self, job: ChildJob) -> ResidentPair:
         pair = self._pair
         key = (job.device, job.gpu_lock)
         if pair is not None and (pair.key != key or pair.jobs >= MAX_JOBS or not pair.alive()):
             self.retire()
             pair = None
         if pair is None:
-            pair = self._pair = Resident(job.device, job.gpu_lock)
+            pair = self._pair = ResidentPair(job.device, job.gpu_lock)
         return pair
 
     def pids(self) -> set[int]:

@@ -16,7 +16,7 @@ import dataclasses
 import shutil
 from collections.abc import Callable
 
-from adaexplore_mcp.judge.worker.processes import Plan, Started, start
+from adaexplore_mcp.judge.worker.processes import ForkPlan, Started, start
 
 
 class Spares:
@@ -24,7 +24,7 @@ class Spares:
         self._new_root = new_root
         self._set: Started | None = None
 
-    def start(self, plan: Plan) -> Started:
+    def start(self, plan: ForkPlan) -> Started:
         """The processes for ``plan``: the spare set where it fits, else a fresh set."""
         spare, self._set = self._set, None
         if spare is not None:
@@ -33,7 +33,7 @@ class Spares:
             end(spare)
         return start(dataclasses.replace(plan, fallback_root=self._new_root()))
 
-    def fill(self, plan: Plan) -> None:
+    def fill(self, plan: ForkPlan) -> None:
         """Start a spare set for a job like ``plan``'s, unless one is waiting."""
         if self._set is None:
             self._set = start(dataclasses.replace(plan, fallback_root=self._new_root()))

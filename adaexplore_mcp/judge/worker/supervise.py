@@ -27,7 +27,7 @@ from adaexplore_mcp.judge.wire.jobs import (
     to_worker,
 )
 from adaexplore_mcp.judge.worker import spares
-from adaexplore_mcp.judge.worker.processes import Forked, Plan, Started, roles_for, template_of
+from adaexplore_mcp.judge.worker.processes import Forked, ForkPlan, Started, roles_for, template_of
 from adaexplore_mcp.judge.worker.resident import Handed
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class _Tail:
 
 def supervise(message: JobMessage, worker: Worker) -> ChildOutcome:
     job = message.child
-    plan = Plan(
+    plan = ForkPlan(
         job=template_of(job),
         timeout_s=message.timeout_s,
         fallback_root="",  # each set of processes gets its own (``Spares``)

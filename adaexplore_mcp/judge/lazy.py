@@ -9,10 +9,14 @@ retried on the next evaluation.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Unpack
 
-from adaexplore_mcp.judge import EvalResult, Judge, LintReport, ProgressCallback
+from adaexplore_mcp.judge.request import EvalOptions
+from adaexplore_mcp.judge.result import EvalResult, LintReport
 from adaexplore_mcp.tasks import Task
+
+if TYPE_CHECKING:
+    from adaexplore_mcp.judge.interface import Judge
 
 
 class LazyJudge:
@@ -57,16 +61,10 @@ class LazyJudge:
         self,
         task: Task,
         code: str,
-        *,
-        device: str | None = None,
-        timeout_s: float | None = None,
-        on_progress: ProgressCallback | None = None,
-        **options: Any,
+        **options: Unpack[EvalOptions],
     ) -> EvalResult:
         await self.start()
-        return await self.inner.evaluate(
-            task, code, device=device, timeout_s=timeout_s, on_progress=on_progress, **options
-        )
+        return await self.inner.evaluate(task, code, **options)
 
     async def lint(self, task: Task, *, device: str | None = None) -> LintReport:
         await self.start()
