@@ -11,7 +11,7 @@ clock and the verdict are this process's.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Literal, NoReturn
 
 from adaexplore_mcp.config import Ops
 from adaexplore_mcp.judge import messages, ops
@@ -82,7 +82,7 @@ class Evaluation:
         # its seeds are drawn in this process, after the fork: no other process ever held one
         self.exchange = TaskExchange(task, job.task)
         self.device = device_of(job)
-        self.device_kind = "cpu" if self.device.type == "cpu" else "cuda"
+        self.device_kind: Literal["cpu", "cuda"] = "cpu" if self.device.type == "cpu" else "cuda"
         self.comparison = Comparison(
             job.tolerances, job.task.tolerance, forced_tolerances(job.precision)
         )
@@ -126,6 +126,7 @@ class Evaluation:
             return verdicts.lost(self, lost)
         self.phases.kernel_s = self.kernel_s
         split = ops.work_split(self.profile_main, self.library_ops, self.device_kind)
+        assert self.environment is not None  # _ready set it, or a verdict was returned
         text = messages.correct(self.correctness, runtime, self.environment)
         if self.job.ops is Ops.MIXED:
             text += ops.split_text(split)
@@ -361,10 +362,10 @@ class Evaluation:
 
     # -- verdicts (``verdicts.py``) ------------------------------------------------------------
 
-    def _fail(self, error: SubjectError, phase: Phase, *, loading: bool):
+    def _fail(self, error: SubjectError, phase: Phase, *, loading: bool) -> NoReturn:
         raise verdicts.failed(self, error, phase, loading=loading)
 
-    def _incorrect(self, mismatch: Mismatch):
+    def _incorrect(self, mismatch: Mismatch) -> NoReturn:
         raise verdicts.incorrect(self, mismatch)
 
     def _result(self, status: Status, message: str, **fields: Any) -> EvalResult:
