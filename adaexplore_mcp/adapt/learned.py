@@ -89,7 +89,9 @@ def learned(memory: SkillMemory, before: Snapshot) -> LearnedRules:
     )
 
 
-def _change(old: RuleState | None, new: RuleState) -> str | None:
+def _change(
+    old: RuleState | None, new: RuleState
+) -> Literal["new", "activated", "strengthened"] | None:
     if new.status is RuleStatus.ACTIVE and (old is None or old.status is not RuleStatus.ACTIVE):
         return "activated"
     if old is None:

@@ -12,6 +12,7 @@ import random
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -32,6 +33,9 @@ from adaexplore_mcp.memory import SkillMemory
 from adaexplore_mcp.rundir import Strategy, runs_root, write_text
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task, TaskError, bundled_tasks, load_task_file
+
+if TYPE_CHECKING:  # the driver is imported only when the stage drives a search
+    from adaexplore_mcp.driver import Observer
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +76,7 @@ async def adapt(
     *,
     judge: Judge | None = None,
     on_candidate: Callable[[SynthesisAttempt], None] | None = None,
-    observer: object | None = None,
+    observer: Observer | None = None,
 ) -> AdaptResult:
     """Runs the stage; a ``judge`` passed in is used (and left open), else one is started."""
     own = judge is None
@@ -92,7 +96,7 @@ async def _adapt(
     llm: LLM,
     judge: Judge,
     on_candidate: Callable[[SynthesisAttempt], None] | None,
-    observer: object | None,
+    observer: Observer | None,
 ) -> AdaptResult:
     spec.out_dir.mkdir(parents=True, exist_ok=True)
     sources = bundled_tasks()
@@ -143,7 +147,7 @@ async def _run_strategy(
     judge: Judge,
     tasks: list[Path],
     run_dir: Path,
-    observer: object | None,
+    observer: Observer | None,
 ) -> None:
     # imported here: the driver builds the MCP server, which only this step needs
     from adaexplore_mcp.driver import DriveSpec, drive

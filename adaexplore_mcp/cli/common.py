@@ -64,7 +64,7 @@ def settings_with(
     judge_token: str | None = None,
 ) -> Settings:
     settings = load_settings()
-    updates = {}
+    updates: dict[str, str | float] = {}
     if device is not None:
         updates["device"] = device
     if timeout is not None:

@@ -159,7 +159,7 @@ def drive_command(
         run_dir = runs_root(settings.home) / f"{stamp}-{chosen_strategy}"
     try:
         spec = DriveSpec(
-            strategy=chosen_strategy,  # type: ignore[arg-type]
+            strategy=chosen_strategy,
             memory=memory.value if memory else (config.memory if config else "rules"),
             steps=steps or (config.steps if config else 10),
             workers=workers,

@@ -107,7 +107,7 @@ class ReplayLLM(LLM):
     async def close(self) -> None:
         return None
 
-    async def _attempt(self, request):  # type: ignore[override]  # complete() answers instead
+    async def _attempt(self, request):  # complete() answers instead
         raise NotImplementedError
 
     async def complete(

@@ -209,11 +209,15 @@ def _precision_hint(mismatch: Mismatch) -> str:
     """Says so when wrong values look like reduced precision rather than a logic error."""
     if not rounding_sized(mismatch):
         return ""
-    shapes = [e for e in mismatch.errors_by_shape or [] if e.rel_l2_error is not None]
+    shapes = [
+        (e.shape, e.rel_l2_error)
+        for e in mismatch.errors_by_shape or []
+        if e.rel_l2_error is not None
+    ]
     growth = ""
     if len(shapes) >= 2:
-        listed = ", ".join(f"{e.rel_l2_error:.1e} on {e.shape.split(' (')[0]}" for e in shapes)
-        errors = [e.rel_l2_error for e in shapes]
+        listed = ", ".join(f"{error:.1e} on {shape.split(' (')[0]}" for shape, error in shapes)
+        errors = [error for _, error in shapes]
         # Rounding's error grows with the reduction length in absolute terms but can stay flat
         # relative to the output: only growth is evidence, flatness is not counter-evidence.
         if errors == sorted(errors) and errors[-1] > 1.5 * errors[0]:

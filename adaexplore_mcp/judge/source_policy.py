@@ -196,7 +196,8 @@ class _Reviewer(ast.NodeVisitor):
         for keyword in node.keywords:
             if keyword.arg == "mode":
                 mode = keyword.value
-        writes = isinstance(mode, ast.Constant) and bool(set(str(mode.value)) & set("wax+"))
+        mode_text = mode.value if isinstance(mode, ast.Constant) else None
+        writes = mode_text is not None and bool(set(str(mode_text)) & set("wax+"))
         path = node.args[0] if node.args else None
         if writes and isinstance(path, ast.Constant) and isinstance(path.value, str):
             target = path.value
@@ -204,7 +205,7 @@ class _Reviewer(ast.NodeVisitor):
                 self._add(
                     "file_write",
                     node,
-                    f"`open({target!r}, {mode.value!r})` is not "
+                    f"`open({target!r}, {mode_text!r})` is not "
                     "allowed: a kernel may only write inside its working directory",
                 )
 
@@ -257,7 +258,7 @@ class _Reviewer(ast.NodeVisitor):
                 "`__builtins__` is not allowed: " + _HARNESS_ATTRIBUTES["__builtins__"],
             )
 
-    def visit_Try(self, node: ast.Try) -> None:
+    def visit_Try(self, node: ast.Try | ast.TryStar) -> None:
         if node.handlers:
             for statement in node.body:
                 launch = _first_launch(statement, self.launchers)

@@ -70,11 +70,11 @@ def precheck(task: Task, code: str) -> EvalResult | None:
 
     findings = review(tree)
     if findings:
-        first = findings[0]
+        finding = findings[0]
         more = f" ({len(findings) - 1} more finding(s) in `integrity`)" if len(findings) > 1 else ""
         return EvalResult(
             status=Status.REJECTED,
-            message=f"Rejected by the {first.check} check: {first.message()}.{more}",
+            message=f"Rejected by the {finding.check} check: {finding.message()}.{more}",
             task=task.name,
             task_hash=task.hash,
             kernel_hash=kernel_hash(code),

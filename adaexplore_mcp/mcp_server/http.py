@@ -59,7 +59,7 @@ def check_bind(settings: McpSettings) -> None:
 
 class _Uvicorn(uvicorn.Server):
     @contextlib.contextmanager
-    def capture_signals(self):  # type: ignore[override]
+    def capture_signals(self):
         # uvicorn re-raises SIGINT/SIGTERM after it stopped; the lifespan has already closed the
         # judge by then, so the command returns normally instead of dying of the signal.
         with super().capture_signals():

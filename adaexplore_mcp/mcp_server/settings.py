@@ -7,6 +7,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+_RecordedVerdict = Literal["compile_error", "runtime_error", "incorrect", "timeout", "rejected"]
+
+
+def _verdicts_recorded_by_default() -> list[_RecordedVerdict]:
+    return ["compile_error", "runtime_error"]
+
 
 class McpSettings(BaseModel):
     """``adaexplore-mcp serve``: the MCP server's transport and what its tools record."""
@@ -22,10 +28,8 @@ class McpSettings(BaseModel):
         description="Bearer token every HTTP request must carry; required to listen beyond "
         "loopback.",
     )
-    record_failures: list[
-        Literal["compile_error", "runtime_error", "incorrect", "timeout", "rejected"]
-    ] = Field(
-        default_factory=lambda: ["compile_error", "runtime_error"],
+    record_failures: list[_RecordedVerdict] = Field(
+        default_factory=_verdicts_recorded_by_default,
         description="Verdicts of evaluate_kernel, apply_patch and regenerate that are recorded "
         "in the rule memory automatically (JSON list).",
     )

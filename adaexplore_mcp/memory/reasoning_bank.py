@@ -133,7 +133,7 @@ class ReasoningBank:
             if exclude_same_task and lesson.task == task.name:
                 continue
             index.upsert(lesson_id, text, 0, lesson.created_at, [lesson.task])
-        found = []
+        found: list[Lesson] = []
         for score, entry in index.search(task_text(task), None):
             if score <= 0 or len(found) == k:
                 break

@@ -96,7 +96,8 @@ def insert_failure(
             time.time(),
         ),
     )
-    return int(cursor.lastrowid), False
+    assert cursor.lastrowid is not None  # set by every INSERT
+    return cursor.lastrowid, False
 
 
 def failure_code(conn: sqlite3.Connection, failure_id: int) -> str | None:
@@ -187,7 +188,8 @@ def insert_rule(
         "provenance, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (text, normalized, status, int(kernel_specific), imported_support, provenance, now, now),
     )
-    rule_id = int(cursor.lastrowid)
+    rule_id = cursor.lastrowid
+    assert rule_id is not None  # set by every INSERT
     set_context(conn, rule_id, context)
     return rule_id
 

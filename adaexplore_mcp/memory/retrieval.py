@@ -153,7 +153,7 @@ class RuleIndex:
 
     def _compact(self) -> None:
         live = [entry for entry in self._entries if entry is not None]
-        self.__init__()  # the vocabulary and word cache are rebuilt too; both are cheap
+        RuleIndex.__init__(self)  # the vocabulary and word cache are rebuilt too; both are cheap
         for entry in live:
             self.upsert(
                 entry.id,
@@ -211,7 +211,7 @@ class RuleIndex:
             seen = np.array([self._entries[s].last_seen for s in scored])  # type: ignore[union-attr]
             order = scored[np.lexsort((-seen, -support, -scores[scored]))]
             for slot in order:
-                yield float(scores[slot]), self._entries[slot]  # type: ignore[misc]
+                yield float(scores[slot]), self._entries[slot]
         for slot in self._defaults():
             if scores[slot] <= 0:
                 yield 0.0, self._entries[slot]  # type: ignore[misc]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
+from collections.abc import Collection
 
 from pydantic import BaseModel, Field
 
@@ -116,7 +117,7 @@ def unwrap(error_type: str, message: str) -> tuple[str, str]:
     return error_type, body
 
 
-def normalize_message(message: str, names: set[str] = frozenset()) -> str:
+def normalize_message(message: str, names: Collection[str] = frozenset()) -> str:
     text = _SHAPE.sub("on shape <shape>", message)
     text = _PATH.sub("<file>", text)
     text = _LINE.sub("<line>", text)

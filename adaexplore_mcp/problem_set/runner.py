@@ -115,6 +115,7 @@ async def judge_set(
     unavailable: list[str] = []
 
     async def one(item: SetItem) -> None:
+        outcome: SetRecord | NotJudged
         async with slots:
             if unavailable:
                 outcome = _not_judged(item.pair, f"not started: {unavailable[0]}", judge=True)

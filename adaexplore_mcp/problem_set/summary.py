@@ -82,6 +82,7 @@ def summarize(
     speedups = [row.speedup_eager for row in rows if row.speedup_eager is not None]
     correct = [row for row in rows if row.status is Status.CORRECT]
     unmeasured = len(correct) - len(speedups)
+    timing: Literal["measured", "partial", "not_meaningful"]
     if not correct or not unmeasured:
         timing = "measured"
     else:

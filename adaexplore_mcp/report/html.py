@@ -202,6 +202,7 @@ def unified_diff(before: str, after: str, before_name: str, after_name: str) -> 
         before.splitlines(), after.splitlines(), before_name, after_name, lineterm="", n=3
     )
     out = []
+    kind: Literal["meta", "hunk", "add", "del", "ctx"]
     for line in lines:
         if line.startswith(("---", "+++")):
             kind = "meta"

@@ -14,7 +14,7 @@ import logging
 import statistics
 import time
 from collections.abc import Callable
-from typing import Literal
+from typing import Literal, TypedDict
 
 from pydantic import BaseModel, Field
 
@@ -52,6 +52,25 @@ class TaskReeval(BaseModel):
     timing_runs: int | None = Field(default=None, description="Timed calls per repeat (last).")
     previous: TaskRunSummary | None = Field(description="The summary this re-evaluation replaced.")
     at: float
+
+
+class _Identity(TypedDict):
+    """The fields every outcome of one task's re-evaluation shares."""
+
+    task: str
+    precision: Precision
+    ops: Ops
+    previous: TaskRunSummary | None
+    at: float
+
+
+class _Where(TypedDict):
+    """Where and how often a kernel that ran was judged."""
+
+    device: str | None
+    device_name: str | None
+    repeats: int
+    verdicts: list[str]
 
 
 class ReevalReport(BaseModel):
@@ -106,13 +125,9 @@ async def _reeval_task(
 ) -> TaskReeval:
     now = time.time()
     summary = task_run.summary
-    base = {
-        "task": task_run.name,
-        "precision": run.precision,
-        "ops": run.ops,
-        "previous": summary,
-        "at": now,
-    }
+    base = _Identity(
+        task=task_run.name, precision=run.precision, ops=run.ops, previous=summary, at=now
+    )
     code = task_run.best_kernel()
     if summary is None or not summary.correct or code is None:
         return TaskReeval(outcome="skipped", reason="no correct best kernel", **base)
@@ -134,19 +149,19 @@ async def _reeval_task(
     return _outcome(verdicts, base)
 
 
-def _outcome(verdicts: list[EvalResult], base: dict) -> TaskReeval:
+def _outcome(verdicts: list[EvalResult], base: _Identity) -> TaskReeval:
     last = verdicts[-1]
     environment = last.environment
-    where = {
-        "device": environment.device if environment else None,
-        "device_name": environment.device_name if environment else None,
-        "repeats": len(verdicts),
-        "verdicts": [v.status.value for v in verdicts],
-    }
+    where = _Where(
+        device=environment.device if environment else None,
+        device_name=environment.device_name if environment else None,
+        repeats=len(verdicts),
+        verdicts=[v.status.value for v in verdicts],
+    )
     bad = next((v for v in verdicts if not v.ok), None)
     if bad is not None:
         return TaskReeval(outcome="failed", reason=bad.message, **where, **base)
-    timed = [v for v in verdicts if v.timing_meaningful and v.runtime is not None]
+    timed = [v.runtime for v in verdicts if v.timing_meaningful and v.runtime is not None]
     if len(timed) < len(verdicts):
         return TaskReeval(
             outcome="checked",
@@ -154,7 +169,7 @@ def _outcome(verdicts: list[EvalResult], base: dict) -> TaskReeval:
             **where,
             **base,
         )
-    samples = [v.runtime.median_ms for v in timed]  # type: ignore[union-attr]
+    samples = [runtime.median_ms for runtime in timed]
     runtime = statistics.median(samples)
     eager = last.eager.median_ms if last.eager else None
     compiled = last.compiled.median_ms if last.compiled else None

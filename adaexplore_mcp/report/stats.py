@@ -144,7 +144,9 @@ def run_stats(runs: Sequence[RunData], bootstrap: Bootstrap | None = None) -> Ru
     correct = [t for t in tasks if t.status == "correct"]
     measured = [t for t in correct if t.speedup_eager is not None]
     unmeasured = [t.task for t in correct if t.speedup_eager is None]
-    timing = "measured" if not unmeasured else ("partial" if measured else "not_meaningful")
+    timing: Literal["measured", "partial", "not_meaningful"] = (
+        "measured" if not unmeasured else ("partial" if measured else "not_meaningful")
+    )
     policy = policies.pop()
     operators = operator_policies.pop()
     return RunStats(
@@ -178,16 +180,20 @@ def task_stats(task: TaskRun) -> TaskStats:
     step_speedups = [
         e.speedup_eager for e in task.events if e.outcome == "correct" and e.speedup_eager
     ]
-    timed = summary is not None and summary.correct and summary.timing_meaningful
-    status = "missing" if summary is None else ("correct" if summary.correct else "incorrect")
+    timed = (
+        summary if summary is not None and summary.correct and summary.timing_meaningful else None
+    )
+    status: Literal["correct", "incorrect", "missing"] = (
+        "missing" if summary is None else ("correct" if summary.correct else "incorrect")
+    )
     return TaskStats(
         task=task.name,
         status=status,
         steps=steps,
         correct_steps=correct_steps,
         step_correct_rate=correct_steps / steps if steps else None,
-        speedup_eager=_positive(summary.speedup_eager) if timed else None,  # type: ignore[union-attr]
-        speedup_compile=_positive(summary.speedup_compile) if timed else None,  # type: ignore[union-attr]
+        speedup_eager=_positive(timed.speedup_eager) if timed is not None else None,
+        speedup_compile=_positive(timed.speedup_compile) if timed is not None else None,
         best_runtime_ms=summary.best_runtime_ms if summary else None,
         step_speedup_eager=Estimate(value=geomean(step_speedups), ci=None, n=len(step_speedups)),
         timing_meaningful=bool(summary and summary.timing_meaningful),

@@ -34,7 +34,7 @@ class Stepping(EngineCore):
     ) -> StepRequest:
         """A small step, ready to take: the edits applied to the node's kernel. A patch that
         does not apply raises ``PatchError``; nothing is evaluated or recorded."""
-        edits = [edit if isinstance(edit, Edit) else Edit.model_validate(edit) for edit in edits]
+        parsed = [edit if isinstance(edit, Edit) else Edit.model_validate(edit) for edit in edits]
         with self._open(search_id) as (conn, _, tree):
             self._check_node(tree, search_id, node_id)
             if tree[node_id].action is Action.ROOT:
@@ -46,8 +46,8 @@ class Stepping(EngineCore):
         return StepRequest(
             parent=node_id,
             action=Action.SMALL,
-            code=apply_edits(code, edits),
-            edits=edits,
+            code=apply_edits(code, parsed),
+            edits=parsed,
             **authorship,
         )
 

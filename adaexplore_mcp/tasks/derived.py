@@ -154,10 +154,11 @@ def _bindings(node: ast.stmt) -> list[tuple[str, ast.expr | None]]:
                 found.append((target.id, node.value))
             elif isinstance(target, ast.Tuple | ast.List):
                 values = node.value.elts if isinstance(node.value, ast.Tuple | ast.List) else None
+                if values is not None and len(values) != len(target.elts):
+                    values = None  # unpacked from something else: no value per name
                 for index, element in enumerate(target.elts):
                     if isinstance(element, ast.Name):
-                        same = values is not None and len(values) == len(target.elts)
-                        found.append((element.id, values[index] if same else None))
+                        found.append((element.id, values[index] if values is not None else None))
         return found
     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
         return [(node.target.id, node.value)]

@@ -12,6 +12,7 @@ import os
 import sys
 import sysconfig
 from collections.abc import Callable
+from types import FrameType
 
 _STDLIB = tuple(
     {os.path.realpath(p) + os.sep for p in (sysconfig.get_paths()["stdlib"],)}
@@ -78,7 +79,9 @@ def audit_hook(
     own_pid = str(os.getpid())
 
     def candidate_frame(direct: bool) -> bool:
-        frame = sys._getframe(3)  # past this function, _judge and hook: the event's own frame
+        frame: FrameType | None = sys._getframe(
+            3
+        )  # past this function, _judge and hook: the event's own frame
         while frame is not None:
             filename = frame.f_code.co_filename
             if os.path.realpath(filename) == kernel_path:

@@ -77,7 +77,7 @@ class Monitor:
                     return __original(self, *args, **kwargs)
                 if __counts:
                     launches[0] += 1
-                    name = getattr(getattr(self, "fn", None), "__name__", None) or getattr(
+                    name = getattr(getattr(self, "fn", None), "__name__", "") or getattr(
                         self, "__name__", "kernel"
                     )
                     launched[name] = launched.get(name, 0) + 1
@@ -257,10 +257,10 @@ def _poisoned() -> Iterator[None]:
             torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
 
 
-def _launcher_classes() -> list[tuple[type, bool]]:
+def _launcher_classes() -> list[tuple[Any, bool]]:
     """(class, counts): launchers counted as launches, and the wrappers around them (autotuner,
     heuristics) whose own torch work is Triton's, not the candidate's."""
-    classes: list[tuple[type, bool]] = []
+    classes: list[tuple[Any, bool]] = []  # Any: Triton's classes, which ship no types
     with contextlib.suppress(ImportError):
         from triton.runtime.jit import JITFunction
 

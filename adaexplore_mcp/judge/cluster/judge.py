@@ -238,9 +238,10 @@ class RayJudge:
         if result.ok and result.runtime is not None and slot.info.gpu is not None:
             policy = Precision(sent.precision or self.judge_settings.precision)
             operators = Ops(sent.ops or self.judge_settings.ops)
+            no_baseline: tuple[type[Exception], ...] = (JudgeError, *ray_actor_errors())
             try:
                 add_speedups(result, await self._baseline(slot, task, policy, operators))
-            except (JudgeError, *ray_actor_errors()) as exc:
+            except no_baseline as exc:
                 log.warning("no baseline for %s on %s: %s", task.name, slot.label, exc)
         return result
 

@@ -26,7 +26,7 @@ def translated(exc: BaseException, what: str) -> BaseException:
     cause = getattr(exc, "cause", None)
     if isinstance(cause, _PASSED_ON):
         return cause
-    if isinstance(exc, _PASSED_ON | ray_actor_errors()):
+    if isinstance(exc, (*_PASSED_ON, *ray_actor_errors())):
         return exc
     return JudgeError(f"{what}: {first_line(cause or exc)}")
 

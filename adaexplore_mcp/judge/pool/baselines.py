@@ -54,7 +54,7 @@ def baseline_key(
     # The policies are part of the key: tf32 baselines are timed with TF32 on, and results
     # under different policies are never mixed (strict and legacy time the same way but stay
     # apart, and so do triton and mixed, whose reference is the same).
-    parts = (task.hash, device_name, torch, triton, TIMING_METHOD)
+    parts: tuple[str, ...] = (task.hash, device_name, torch, triton, TIMING_METHOD)
     if precision is not Precision.STRICT:  # strict keys are those cached before policies
         parts += (f"precision={precision.value}",)
     if ops is not Ops.TRITON:  # and triton keys those cached before the operator policy

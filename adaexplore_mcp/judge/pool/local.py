@@ -204,7 +204,12 @@ class LocalJudge:
             future=loop.create_future(),
             on_phase=relay,
         )
-        pending.future.add_done_callback(lambda f: f.cancelled() and pending.cancelled.set())
+
+        def on_done(future: asyncio.Future) -> None:
+            if future.cancelled():
+                pending.cancelled.set()
+
+        pending.future.add_done_callback(on_done)
         lane.submit(pending)
         if on_progress is not None:
             on_progress(Phase.QUEUED, 0.0)

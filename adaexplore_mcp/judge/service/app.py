@@ -51,6 +51,7 @@ HEARTBEAT_S = 15.0
 _CLIENT_GONE = 499  # nginx's code; nobody reads it, the connection is gone
 
 M = TypeVar("M", bound=BaseModel)
+Result = TypeVar("Result")
 
 
 class JudgeService:
@@ -190,7 +191,9 @@ class _Endpoints:
                 422, ServiceErrorCode.INVALID_REQUEST, _validation_summary(exc)
             ) from None
 
-    async def _unless_disconnected(self, request: Request, work: Awaitable[M]) -> M | None:
+    async def _unless_disconnected(
+        self, request: Request, work: Awaitable[Result]
+    ) -> Result | None:
         """The result of ``work``, or None once the client has gone (the work is cancelled,
         which frees its worker)."""
         job = asyncio.ensure_future(work)

@@ -25,7 +25,7 @@ def check_bind(settings: ServiceSettings) -> None:
 
 class _Server(uvicorn.Server):
     @contextlib.contextmanager
-    def capture_signals(self):  # type: ignore[override]
+    def capture_signals(self):
         # uvicorn re-raises SIGINT/SIGTERM once it has stopped, which would end this process
         # before the judge has stopped its workers; ``serve``'s caller returns normally instead.
         with super().capture_signals():

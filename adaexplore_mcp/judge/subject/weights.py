@@ -25,7 +25,9 @@ def fingerprint(model: Any) -> WeightPrint | None:
     try:
         with torch.no_grad():
             # bounded: user code may list its tensors without end
-            named = [(n, t, False) for n, t in islice(model.named_parameters(), _LISTED)]
+            named: list[tuple[str, torch.Tensor, bool]] = [
+                (n, t, False) for n, t in islice(model.named_parameters(), _LISTED)
+            ]
             named += [(n, t, True) for n, t in islice(model.named_buffers(), _LISTED)]
             listed = [entry for entry in named if isinstance(entry[1], torch.Tensor)]
             sums = [_sums(tensor) for _, tensor, _ in listed[:MAX_PRINTS]]

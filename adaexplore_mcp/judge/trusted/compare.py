@@ -72,13 +72,13 @@ class Comparison:
             wide = torch.float64 if e.dtype in (torch.float64, torch.int64) else torch.float32
             if e.dtype.is_complex:
                 wide = torch.complex128
-            got, want = a.to(e.device, wide), e.to(wide)
-            atol = tol.atol
+            a_wide, e_wide = a.to(e.device, wide), e.to(wide)
+            atol: float | torch.Tensor = tol.atol
             if tol.atol_scale == "output_rms":
-                atol = tol.atol * want.abs().pow(2).mean().sqrt()
-            within = (got - want).abs() <= atol + tol.rtol * want.abs()
+                atol = tol.atol * e_wide.abs().pow(2).mean().sqrt()
+            within = (a_wide - e_wide).abs() <= atol + tol.rtol * e_wide.abs()
             if e.dtype.is_floating_point or e.dtype.is_complex:
-                within = within & torch.isfinite(got)
+                within = within & torch.isfinite(a_wide)
             flags.append(within.all())
         if not flags:
             return torch.tensor(True)
@@ -92,7 +92,7 @@ class Comparison:
     def compare(self, actual: Any, expected: Any, *, variant: str, trial: int) -> Mismatch | None:
         """None when every output matches; otherwise the first mismatch, fully described."""
         got, want = as_outputs(actual), as_outputs(expected)
-        base = {"variant": variant, "trial": trial}
+        base: dict[str, Any] = {"variant": variant, "trial": trial}
         if len(got) != len(want):
             return Mismatch(
                 **base,

@@ -11,7 +11,7 @@ clock and the verdict are this process's.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Literal, NoReturn
 
 from adaexplore_mcp.judge import messages, ops
 from adaexplore_mcp.judge.checks import Violation
@@ -81,7 +81,7 @@ class TrustedEvaluation:
         # its seeds are drawn in this process, after the fork: no other process ever held one
         self.exchange = TaskExchange(task, job.task)
         self.device = device_of(job)
-        self.device_kind = "cpu" if self.device.type == "cpu" else "cuda"
+        self.device_kind: Literal["cpu", "cuda"] = "cpu" if self.device.type == "cpu" else "cuda"
         self.comparison = Comparison(
             job.tolerances, job.task.tolerance, forced_tolerances(job.precision)
         )
@@ -125,6 +125,7 @@ class TrustedEvaluation:
             return verdicts.lost(self, lost)
         self.phases.kernel_s = self.kernel_s
         split = ops.work_split(self.profile_main, self.library_ops, self.device_kind)
+        assert self.environment is not None  # _ready set it, or a verdict was returned
         text = messages.correct(self.correctness, runtime, self.environment)
         if self.job.ops is Ops.MIXED:
             text += ops.split_text(split)
@@ -360,10 +361,10 @@ class TrustedEvaluation:
 
     # -- verdicts (``verdicts.py``) ------------------------------------------------------------
 
-    def _fail(self, error: SubjectError, phase: Phase, *, loading: bool):
+    def _fail(self, error: SubjectError, phase: Phase, *, loading: bool) -> NoReturn:
         raise verdicts.failed(self, error, phase, loading=loading)
 
-    def _incorrect(self, mismatch: Mismatch):
+    def _incorrect(self, mismatch: Mismatch) -> NoReturn:
         raise verdicts.incorrect(self, mismatch)
 
     def _result(self, status: Status, message: str, **fields: Any) -> EvalResult:

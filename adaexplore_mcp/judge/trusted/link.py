@@ -85,8 +85,8 @@ class Link:
 
     def ready(self, timeout_s: float | None = None) -> ReadyAnswer:
         if self._ready is not None:
-            answer, self._ready = self._ready, None
-            return answer
+            ready, self._ready = self._ready, None
+            return ready
         answer, _ = self._receive(timeout_s)
         if not isinstance(answer, ReadyAnswer):
             raise SubjectLost(self.role, "answered out of turn", garbled=True)

@@ -32,8 +32,8 @@ def run(
 
             evaluation = TrustedEvaluation(
                 job,
-                candidate=links.get("candidate"),
-                task=links.get("task"),
+                candidate=links["candidate"],
+                task=links["task"],
                 calibrator=links.get("calibrator"),
                 reporter=reporter,
                 peaks=peaks,
@@ -49,7 +49,7 @@ def run(
         elif job.kind == "lint":
             from adaexplore_mcp.judge.trusted.lint import run_lint
 
-            reporter.report("lint", run_lint(job, links.get("task"), reporter))
+            reporter.report("lint", run_lint(job, links["task"], reporter))
     except TaskFailed as failure:
         reporter.report("task_error", {"message": str(failure)})
     finally:

@@ -30,7 +30,7 @@ import torch
 
 from adaexplore_mcp.judge.trusted.diagnostics import profiled
 from adaexplore_mcp.judge.trusted.gpulock import GpuLock
-from adaexplore_mcp.judge.trusted.link import Link
+from adaexplore_mcp.judge.trusted.link import Link, Role
 from adaexplore_mcp.judge.trusted.main import run
 from adaexplore_mcp.judge.trusted.peaks import PeakFlops
 from adaexplore_mcp.judge.trusted.report import Reporter
@@ -65,7 +65,7 @@ class Resident:
         self.quiet = GpuLock(gpu_lock).shared if gpu_lock else contextlib.nullcontext
         self.calibrator = calibrator
         self.calibrator_ready: ReadyAnswer | None = None  # read once the job before ended
-        self.unfreed: dict[int, list[Arena]] = {}
+        self.unfreed: dict[int, list[Arena | LentArena]] = {}
         # measured on the first timing that needs one, then kept for every later job
         self.peaks = PeakFlops(device) if device.type == "cuda" else None
 
@@ -102,7 +102,7 @@ class Resident:
 
     def _job(self, order: ResidentOrder, fds: list[int]) -> None:
         job_r, report_w, out_w, *sockets = fds
-        channels = {
+        channels: dict[Role, Channel] = {
             role: Channel(socket.socket(fileno=fd))
             for role, fd in zip(order.roles, sockets, strict=True)
         }
@@ -136,7 +136,7 @@ class Resident:
                 with contextlib.suppress(OSError):
                     os.close(fd)
 
-    def _links(self, job: ChildJob, channels: dict[str, Channel], calibrated: bool):
+    def _links(self, job: ChildJob, channels: dict[Role, Channel], calibrated: bool):
         own: set[str] = set()  # the arenas of this job, which no process may send back
         links = {role: Link(role, channel, self.device, own) for role, channel in channels.items()}
         if calibrated and self.calibrator is not None:

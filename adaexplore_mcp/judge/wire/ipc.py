@@ -43,7 +43,24 @@ def storage_bytes(tensor):  # -> torch.Tensor (uint8, the tensor's whole storage
     return torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage)
 
 
-class Arena:
+class _Filled:
+    """Device memory of ``size`` bytes filled tensor by tensor from the start, aligned."""
+
+    size: int
+    used: int
+
+    def reset(self) -> None:
+        self.used = 0
+
+    def reserve(self, nbytes: int) -> int:
+        start = -(-self.used // ALIGN) * ALIGN
+        if start + nbytes > self.size:
+            raise MemoryError(f"arena of {self.size} bytes is full")
+        self.used = start + nbytes
+        return start
+
+
+class Arena(_Filled):
     """A dedicated device allocation, shared as a whole and filled tensor by tensor."""
 
     def __init__(self, nbytes: int) -> None:
@@ -53,22 +70,12 @@ class Arena:
         self.bytes = cuda.as_bytes(self.pointer, self.size)
         self.used = 0
 
-    def reset(self) -> None:
-        self.used = 0
-
     def free(self) -> None:
         """Give the allocation back. Only once no other process can map it any more: a process
         that mapped it keeps it alive, but its next use here would be another allocation."""
         if self.pointer:
             cuda.mem_free(self.pointer)
             self.pointer = 0
-
-    def reserve(self, nbytes: int) -> int:
-        start = -(-self.used // ALIGN) * ALIGN
-        if start + nbytes > self.size:
-            raise MemoryError(f"arena of {self.size} bytes is full")
-        self.used = start + nbytes
-        return start
 
     def place(self, tensor) -> tuple[TensorValue, Any]:
         """Copy ``tensor``'s storage in; its description for the other side, and the view here."""
@@ -80,7 +87,7 @@ class Arena:
         return spec, view_of(target, spec)
 
 
-class LentArena:
+class LentArena(_Filled):
     """Device memory another process lent the trusted process (``LendRequest``), mapped here:
     filled and reset like an ``Arena``; ``free`` unmaps it (the lender frees it)."""
 
@@ -96,9 +103,6 @@ class LentArena:
         self.size = nbytes
         self.bytes = cuda.as_bytes(self.pointer, nbytes)
         self.used = 0
-
-    reset = Arena.reset
-    reserve = Arena.reserve
 
     def free(self) -> None:
         if self.pointer:

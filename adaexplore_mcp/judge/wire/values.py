@@ -192,7 +192,7 @@ class Encoder:
         if value is None:
             return NoneValue()
         if isinstance(value, list | tuple) and depth < MAX_DEPTH and len(value) <= MAX_ITEMS:
-            kind = "tuple" if isinstance(value, tuple) else "list"
+            kind: Literal["list", "tuple"] = "tuple" if isinstance(value, tuple) else "list"
             return SequenceValue(kind=kind, items=[self.encode(v, depth + 1) for v in value])
         return OpaqueValue(type=type(value).__name__)
 
