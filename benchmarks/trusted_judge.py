@@ -200,6 +200,7 @@ async def throughput(device: str, home: Path, names: list[str], workers: int, pa
         "evaluations": len(jobs),
         "wall_s": wall,
         "evals_per_min": len(jobs) / wall * 60,
+        "steady_evals_per_min": steady_rate(sorted(ended), workers),
         "ended_s": sorted(ended),
         "rows": [row(n, r) for n, r in zip(jobs, results, strict=True)],
         "not_correct": [
@@ -208,6 +209,16 @@ async def throughput(device: str, home: Path, names: list[str], workers: int, pa
             if not r.ok
         ],
     }
+
+
+def steady_rate(ended: list[float], workers: int) -> float | None:
+    """Evaluations a minute once every worker is busy: from the first wave's last end to the
+    last wave's first end, so neither the workers' start (every one compiling at once) nor the
+    tail (workers idle for want of jobs) counts."""
+    n = len(ended)
+    if n <= 2 * workers:
+        return None
+    return (n - 2 * workers) / (ended[n - workers - 1] - ended[workers - 1]) * 60
 
 
 async def cost(device: str, home: Path, names: list[str]) -> dict:
@@ -348,7 +359,9 @@ def main() -> None:
     elif args.what == "throughput":
         print(
             f"{out['evaluations']} evaluations, {out['workers']} workers: "
-            f"{out['evals_per_min']:.1f}/min; not correct: {out['not_correct']}"
+            f"{out['evals_per_min']:.1f}/min over the whole run, "
+            f"{out['steady_evals_per_min'] or float('nan'):.1f}/min with every worker busy; "
+            f"not correct: {out['not_correct']}"
         )
     elif args.what == "sol":
         summarize_sol(out)
