@@ -24,12 +24,11 @@ from adaexplore_mcp.adapt.synthesis import (
     synthesize,
     validate,
 )
+from adaexplore_mcp.app import App, open_app
 from adaexplore_mcp.config import Ops, Precision, Settings
-from adaexplore_mcp.judge import Judge, open_judge
+from adaexplore_mcp.judge import Judge
 from adaexplore_mcp.llm import LLM
-from adaexplore_mcp.memory import SkillMemory
 from adaexplore_mcp.rundir import Strategy, runs_root, write_text
-from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task, TaskError, bundled_tasks, load_task_file
 
 log = logging.getLogger(__name__)
@@ -74,22 +73,17 @@ async def adapt(
     observer: object | None = None,
 ) -> AdaptResult:
     """Runs the stage; a ``judge`` passed in is used (and left open), else one is started."""
-    own = judge is None
-    judge = judge or open_judge(settings)
-    if own:
-        await judge.start()
-    try:
-        return await _adapt(spec, settings, llm, judge, on_candidate, observer)
-    finally:
-        if own:
-            await judge.close()
+    # the stage's memory is only read (what the run learned); the run files its own failures
+    async with open_app(settings, judge=judge, distil=False) as app:
+        if judge is None:
+            await app.judge.start()
+        return await _adapt(spec, app, llm, on_candidate, observer)
 
 
 async def _adapt(
     spec: AdaptSpec,
-    settings: Settings,
+    app: App,
     llm: LLM,
-    judge: Judge,
     on_candidate: Callable[[Candidate], None] | None,
     observer: object | None,
 ) -> AdaptResult:
@@ -106,7 +100,7 @@ async def _adapt(
         examples = pick_examples(sources, rng)
         candidate, source = await synthesize(llm, examples, mode, sorted(known.names), attempt)
         if source is not None:
-            task = await validate(candidate, source, known, judge)
+            task = await validate(candidate, source, known, app.judge)
             if task is not None:
                 path = spec.out_dir / f"{task.name}.py"
                 write_text(path, source)
@@ -129,9 +123,9 @@ async def _adapt(
     run_dir = spec.run_dir or runs_root(spec.out_dir.parent) / time.strftime("%Y%m%d-%H%M%S")
     # read with the run's own memory settings, so a starter memory installed on first use is
     # in the "before" picture and not reported as learned
-    memory = SkillMemory(Store(settings.database_path), settings.memory)
+    memory = app.memory
     before = snapshot(memory, time.time())
-    await _run_strategy(spec, settings, llm, judge, kept, run_dir, observer)
+    await _run_strategy(spec, app.settings, llm, app.judge, kept, run_dir, observer)
     return result.model_copy(update={"run_dir": str(run_dir), "rules": learned(memory, before)})
 
 

@@ -44,10 +44,11 @@ class Judge(Protocol):
     def versions(self) -> dict[str, str]: ...
 
 
-def open_judge(settings: Settings) -> Judge:
+def open_judge(settings: Settings, *, store: Store) -> Judge:
     """The Ray cluster when ``settings.remote.url`` is 'ray' or 'ray://HOST:PORT', the judge
-    service at that URL when it is another, else the local pool. Not started: use
-    ``async with open_judge(settings) as judge``."""
+    service at that URL when it is another, else the local pool; ``store`` caches the local
+    pool's and the Ray actors' baselines (the caller opened it: ``adaexplore_mcp.app``). Not
+    started: use ``async with open_judge(settings, store=store) as judge``."""
     if is_ray_address(settings.remote.url):
         from adaexplore_mcp.judge.cluster import RayJudge
 
@@ -56,10 +57,10 @@ def open_judge(settings: Settings) -> Judge:
             settings.remote.url,
             settings.judge,
             settings.ray,
-            store=Store(settings.database_path),
+            store=store,
         )
     if settings.remote.url:
         from adaexplore_mcp.judge.service.client import RemoteJudge
 
         return RemoteJudge(settings.remote)
-    return LocalJudge(settings.judge, home=settings.home, store=Store(settings.database_path))
+    return LocalJudge(settings.judge, home=settings.home, store=store)

@@ -19,6 +19,7 @@ from adaexplore_mcp.judge.cluster.placement import (
     ClusterLacks,
     plan_actors,
 )
+from adaexplore_mcp.store import Store
 
 GPU_NODE = {"CPU": 16.0, "GPU": 2.0}
 
@@ -96,7 +97,7 @@ def test_ray_addresses_pick_the_ray_judge(tmp_path):
     assert not is_ray_address("http://gpu-box:8765") and not is_ray_address(None)
     assert not is_ray_address("rayleigh:8765")
     settings = Settings(home=tmp_path, remote={"url": "ray://head:10001"})
-    judge = open_judge(settings)
+    judge = open_judge(settings, store=Store(settings.database_path))
     assert isinstance(judge, RayJudge) and judge.address == "ray://head:10001"
 
 

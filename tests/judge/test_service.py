@@ -23,6 +23,7 @@ from adaexplore_mcp.judge import (
 )
 from adaexplore_mcp.judge.service import app as service_module
 from adaexplore_mcp.judge.service.server import check_bind
+from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import TaskError
 
 from ..conftest import cpu_settings, run_cli
@@ -370,8 +371,11 @@ def test_remote_judge_that_cannot_connect_is_unavailable():
 
 
 def test_open_judge_picks_remote_when_a_url_is_set(tmp_path):
-    local = open_judge(Settings(home=tmp_path))
-    far = open_judge(Settings(home=tmp_path, remote=RemoteJudgeSettings(url="http://h:1")))
+    store = Store(tmp_path / "db.sqlite3")
+    local = open_judge(Settings(home=tmp_path), store=store)
+    far = open_judge(
+        Settings(home=tmp_path, remote=RemoteJudgeSettings(url="http://h:1")), store=store
+    )
     assert isinstance(local, LocalJudge) and isinstance(far, RemoteJudge)
 
 
