@@ -102,3 +102,21 @@ def test_a_reader_never_creates_a_database(tmp_path: Path) -> None:
     Store(database)
     store = open_existing_store(database)
     assert store is not None and store.path == database
+
+
+def test_a_command_works_with_the_judge_itself_started_and_then_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from adaexplore_mcp.cli.judging import with_judge
+
+    stub = StubJudge()
+    monkeypatch.setattr(adaexplore_mcp.judge, "open_judge", lambda settings, *, store: stub)
+    seen: list[Any] = []
+
+    async def work(judge: Any) -> str:
+        seen.append((judge, judge.started))
+        return "done"
+
+    # not a wrapper: a problem set sizes its concurrency from the judge's own lanes
+    assert with_judge(make_settings(tmp_path), work) == "done"
+    assert seen == [(stub, 1)] and stub.closed == 1

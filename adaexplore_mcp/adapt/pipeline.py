@@ -77,12 +77,14 @@ async def adapt(
     async with open_app(settings, judge=judge, distil=False) as app:
         if judge is None:
             await app.judge.start()
-        return await _adapt(spec, app, llm, on_candidate, observer)
+        # the judge itself (started, or lent as it is) goes on to the run, which wraps its own
+        return await _adapt(spec, app, app.judge.inner, llm, on_candidate, observer)
 
 
 async def _adapt(
     spec: AdaptSpec,
     app: App,
+    judge: Judge,
     llm: LLM,
     on_candidate: Callable[[Candidate], None] | None,
     observer: object | None,
@@ -100,7 +102,7 @@ async def _adapt(
         examples = pick_examples(sources, rng)
         candidate, source = await synthesize(llm, examples, mode, sorted(known.names), attempt)
         if source is not None:
-            task = await validate(candidate, source, known, app.judge)
+            task = await validate(candidate, source, known, judge)
             if task is not None:
                 path = spec.out_dir / f"{task.name}.py"
                 write_text(path, source)
@@ -125,7 +127,7 @@ async def _adapt(
     # in the "before" picture and not reported as learned
     memory = app.memory
     before = snapshot(memory, time.time())
-    await _run_strategy(spec, app.settings, llm, app.judge, kept, run_dir, observer)
+    await _run_strategy(spec, app.settings, llm, judge, kept, run_dir, observer)
     return result.model_copy(update={"run_dir": str(run_dir), "rules": learned(memory, before)})
 
 

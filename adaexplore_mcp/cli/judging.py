@@ -38,7 +38,8 @@ def with_judge(settings: Settings, work: Callable[[Judge], Awaitable[T]]) -> T:
         async with open_app(settings) as app:
             with err.status(f"starting {where}…"):
                 await app.judge.start()
-            return await work(app.judge)
+            # the judge itself, started: a problem set sizes its concurrency from its lanes
+            return await work(app.judge.inner)
 
     try:
         return asyncio.run(main())
