@@ -2,13 +2,16 @@
 
     async with open_app(settings) as app:
         app.memory.get_rules("tl.dot")            # the rule memory, starter rules installed
-        await app.engine.start_search(task)       # the search engine over app.judge
+        app.engine.start_search(task)             # the search engine over app.judge
 
-``open_app`` opens the store (so a database this version cannot read stops a command at once);
-the memory, the judge, the search engine and the performance lessons are built on first use,
-because building them imports most of the project and ``serve`` must answer ``initialize``
-without waiting for that. Every command, the MCP server's workbench and the driver take their
-parts from an ``App``; only the judge service (its own process) opens its own store.
+Every part is built on first use, the store included: the memory, the judge, the search engine
+and the performance lessons import most of the project, and ``serve`` must answer
+``initialize`` without waiting for that; a command that only talks to a judge service creates
+no database. The store is opened once, by whichever part asks first (the workbench asks at
+once, so a database this version cannot read stops ``serve`` before it answers anything).
+
+Every command, the MCP server's workbench and the driver take their parts from an ``App``; only
+the judge service (its own process) opens its own store.
 """
 
 from __future__ import annotations
@@ -38,7 +41,6 @@ class App:
     def __init__(
         self,
         settings: Settings,
-        store: Store,
         *,
         judge: Judge | None = None,
         distil: bool = True,
@@ -46,11 +48,15 @@ class App:
         environ: Mapping[str, str] | None = None,
     ) -> None:
         self.settings = settings
-        self.store = store
         self._lent_judge = judge
         self._distil = distil
         self._lent_distiller = distiller
         self._environ = environ
+
+    @cached_property
+    def store(self) -> Store:
+        """The database under ``settings.home``, created and migrated if need be."""
+        return Store(self.settings.database_path)
 
     @cached_property
     def memory(self) -> SkillMemory:
@@ -72,7 +78,7 @@ class App:
 
         inner = self._lent_judge
         if inner is None:
-            inner = open_judge(self.settings, store=self.store)
+            inner = open_judge(self.settings, open_store=lambda: self.store)
         return LazyJudge(inner)
 
     @cached_property
@@ -126,20 +132,13 @@ def open_app(
     distiller: Distiller | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> App:
-    """The application of ``settings``: its store opened (created and migrated if need be).
+    """The application of ``settings``; nothing is opened or built until a part is asked for.
 
     ``judge`` replaces the one the settings name (the driver is lent one, tests lend stubs).
     ``distil=False`` builds a memory that distils nothing and opens no model (for commands
     that file no failure); ``distiller`` replaces the model ``settings.llm`` names; ``environ``
     is where that model's API key is read (default: the process environment)."""
-    return App(
-        settings,
-        Store(settings.database_path),
-        judge=judge,
-        distil=distil,
-        distiller=distiller,
-        environ=environ,
-    )
+    return App(settings, judge=judge, distil=distil, distiller=distiller, environ=environ)
 
 
 def open_existing_store(database: Path) -> Store | None:

@@ -4,6 +4,7 @@ installed by the root and not by the memory, and only what the app opened closed
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,8 @@ import pytest
 
 import adaexplore_mcp.judge
 from adaexplore_mcp.app import App, open_app, open_existing_store
-from adaexplore_mcp.config import MemorySettings, Settings
+from adaexplore_mcp.config import MemorySettings, RemoteJudgeSettings, Settings
+from adaexplore_mcp.judge import RemoteJudge
 from adaexplore_mcp.memory import Provenance, RuleStatus, SkillMemory
 from adaexplore_mcp.store import Store
 from tests.mcp_server.conftest import StubJudge, make_settings
@@ -52,8 +54,8 @@ def test_the_app_opens_the_judge_the_settings_name_over_its_store_and_closes_it(
     opened: list[tuple[Settings, Store]] = []
     stub = StubJudge()
 
-    def open_judge(settings: Settings, *, store: Store) -> Any:
-        opened.append((settings, store))
+    def open_judge(settings: Settings, *, open_store: Callable[[], Store]) -> Any:
+        opened.append((settings, open_store()))
         return stub
 
     monkeypatch.setattr(adaexplore_mcp.judge, "open_judge", open_judge)
@@ -65,6 +67,16 @@ def test_the_app_opens_the_judge_the_settings_name_over_its_store_and_closes_it(
 
     asyncio.run(use())
     assert (stub.started, stub.closed) == (1, 1)
+
+
+def test_nothing_is_opened_before_it_is_asked_for_and_a_judge_service_needs_no_store(
+    tmp_path: Path,
+) -> None:
+    remote = RemoteJudgeSettings(url="http://127.0.0.1:9")
+    app = open_app(make_settings(tmp_path, remote=remote))
+    assert isinstance(app.judge.inner, RemoteJudge)
+    assert not app.settings.database_path.exists()
+    assert app.store is app.store and app.settings.database_path.is_file()
 
 
 def test_a_lent_judge_is_left_to_its_lender(tmp_path: Path) -> None:
@@ -110,7 +122,7 @@ def test_a_command_works_with_the_judge_itself_started_and_then_closed(
     from adaexplore_mcp.cli.judging import with_judge
 
     stub = StubJudge()
-    monkeypatch.setattr(adaexplore_mcp.judge, "open_judge", lambda settings, *, store: stub)
+    monkeypatch.setattr(adaexplore_mcp.judge, "open_judge", lambda settings, **_: stub)
     seen: list[Any] = []
 
     async def work(judge: Any) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, Self, runtime_checkable
 
 from adaexplore_mcp.config import Ops, Precision, Settings, is_ray_address
@@ -44,11 +45,12 @@ class Judge(Protocol):
     def versions(self) -> dict[str, str]: ...
 
 
-def open_judge(settings: Settings, *, store: Store) -> Judge:
+def open_judge(settings: Settings, *, open_store: Callable[[], Store]) -> Judge:
     """The Ray cluster when ``settings.remote.url`` is 'ray' or 'ray://HOST:PORT', the judge
-    service at that URL when it is another, else the local pool; ``store`` caches the local
-    pool's and the Ray actors' baselines (the caller opened it: ``adaexplore_mcp.app``). Not
-    started: use ``async with open_judge(settings, store=store) as judge``."""
+    service at that URL when it is another, else the local pool. ``open_store`` gives the
+    caller's store (``adaexplore_mcp.app``), asked only by the judges that cache baselines in it
+    (the local pool, the Ray actors): a judge service keeps its own, and nothing is created
+    here for it. Not started: use ``async with open_judge(...) as judge``."""
     if is_ray_address(settings.remote.url):
         from adaexplore_mcp.judge.cluster import RayJudge
 
@@ -57,10 +59,10 @@ def open_judge(settings: Settings, *, store: Store) -> Judge:
             settings.remote.url,
             settings.judge,
             settings.ray,
-            store=store,
+            store=open_store(),
         )
     if settings.remote.url:
         from adaexplore_mcp.judge.service.client import RemoteJudge
 
         return RemoteJudge(settings.remote)
-    return LocalJudge(settings.judge, home=settings.home, store=store)
+    return LocalJudge(settings.judge, home=settings.home, store=open_store())

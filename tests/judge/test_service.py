@@ -371,12 +371,19 @@ def test_remote_judge_that_cannot_connect_is_unavailable():
 
 
 def test_open_judge_picks_remote_when_a_url_is_set(tmp_path):
-    store = Store(tmp_path / "db.sqlite3")
-    local = open_judge(Settings(home=tmp_path), store=store)
+    stores: list[Store] = []
+
+    def open_store() -> Store:
+        stores.append(Store(tmp_path / "db.sqlite3"))
+        return stores[-1]
+
+    local = open_judge(Settings(home=tmp_path), open_store=open_store)
     far = open_judge(
-        Settings(home=tmp_path, remote=RemoteJudgeSettings(url="http://h:1")), store=store
+        Settings(home=tmp_path, remote=RemoteJudgeSettings(url="http://h:1")),
+        open_store=open_store,
     )
     assert isinstance(local, LocalJudge) and isinstance(far, RemoteJudge)
+    assert len(stores) == 1  # only the local pool caches baselines in the caller's store
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost", "127.0.0.2"])
