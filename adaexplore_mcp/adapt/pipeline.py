@@ -25,13 +25,12 @@ from adaexplore_mcp.adapt.synthesis import (
     synthesize,
     validate,
 )
+from adaexplore_mcp.app import App, open_app
 from adaexplore_mcp.config import Settings
-from adaexplore_mcp.judge import Judge, open_judge
+from adaexplore_mcp.judge import Judge
 from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.llm import LLM
-from adaexplore_mcp.memory import SkillMemory
 from adaexplore_mcp.rundir import Strategy, runs_root, write_text
-from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task, TaskError, bundled_tasks, load_task_file
 
 if TYPE_CHECKING:  # the driver is imported only when the stage drives a search
@@ -79,22 +78,19 @@ async def adapt(
     observer: Observer | None = None,
 ) -> AdaptResult:
     """Runs the stage; a ``judge`` passed in is used (and left open), else one is started."""
-    own = judge is None
-    judge = judge or open_judge(settings)
-    if own:
-        await judge.start()
-    try:
-        return await _adapt(spec, settings, llm, judge, on_candidate, observer)
-    finally:
-        if own:
-            await judge.close()
+    # the stage's memory is only read (what the run learned); the run files its own failures
+    async with open_app(settings, judge=judge, distil=False) as app:
+        if judge is None:
+            await app.judge.start()
+        # the judge itself (started, or lent as it is) goes on to the run, which wraps its own
+        return await _adapt(spec, app, app.judge.inner, llm, on_candidate, observer)
 
 
 async def _adapt(
     spec: AdaptSpec,
-    settings: Settings,
-    llm: LLM,
+    app: App,
     judge: Judge,
+    llm: LLM,
     on_candidate: Callable[[SynthesisAttempt], None] | None,
     observer: Observer | None,
 ) -> AdaptResult:
@@ -134,9 +130,9 @@ async def _adapt(
     run_dir = spec.run_dir or runs_root(spec.out_dir.parent) / time.strftime("%Y%m%d-%H%M%S")
     # read with the run's own memory settings, so a starter memory installed on first use is
     # in the "before" picture and not reported as learned
-    memory = SkillMemory(Store(settings.database_path), settings.memory)
+    memory = app.memory
     before = snapshot(memory, time.time())
-    await _run_strategy(spec, settings, llm, judge, kept, run_dir, observer)
+    await _run_strategy(spec, app.settings, llm, judge, kept, run_dir, observer)
     return result.model_copy(update={"run_dir": str(run_dir), "rules": learned(memory, before)})
 
 

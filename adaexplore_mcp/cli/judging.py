@@ -7,9 +7,10 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from adaexplore_mcp.app import open_app
 from adaexplore_mcp.cli.common import EXIT_JUDGE, err, fail
 from adaexplore_mcp.config import Settings
-from adaexplore_mcp.judge import Judge, JudgeError, open_judge
+from adaexplore_mcp.judge import Judge, JudgeError
 from adaexplore_mcp.judge.devices import parse_device_spec
 from adaexplore_mcp.judge.settings import is_ray_address
 from adaexplore_mcp.tasks import TaskError
@@ -35,13 +36,11 @@ def request_device(settings: Settings, device: str | None) -> str | None:
 def with_judge(settings: Settings, work: Callable[[Judge], Awaitable[T]]) -> T:
     async def main() -> T:
         where = _judge_named(settings.remote.url)
-        with err.status(f"starting {where}…"):
-            judge = open_judge(settings)
-            await judge.start()
-        try:
-            return await work(judge)
-        finally:
-            await judge.close()
+        async with open_app(settings) as app:
+            with err.status(f"starting {where}…"):
+                await app.judge.start()
+            # the judge itself, started: a problem set sizes its concurrency from its lanes
+            return await work(app.judge.inner)
 
     try:
         return asyncio.run(main())

@@ -7,13 +7,13 @@ from typing import Annotated
 
 import typer
 
+from adaexplore_mcp.app import open_existing_store
 from adaexplore_mcp.cli.common import fail, load_settings, out
 from adaexplore_mcp.config import database_path
 from adaexplore_mcp.report import (
     RunDirError,
     is_run_dir,
     load_run,
-    open_store,
     report_for_run,
     report_for_search,
     write_report,
@@ -49,13 +49,13 @@ def report_command(
         _report_results(path, output)
         return
     settings = load_settings()
-    store = open_store(settings.database_path)
+    store = open_existing_store(settings.database_path)
     if path.is_dir() or is_run_dir(path):
         try:
             run = load_run(path)
             # The run's own home holds its searches, wherever ADAEXPLORE_HOME points now.
             if run.config.home and Path(run.config.home) != settings.home:
-                store = open_store(database_path(Path(run.config.home))) or store
+                store = open_existing_store(database_path(Path(run.config.home))) or store
             report = report_for_run(run, store)
         except RunDirError as exc:
             raise fail(str(exc)) from None

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from adaexplore_mcp.app import open_app
 from adaexplore_mcp.cli.common import fail, load_settings, out
 from adaexplore_mcp.memory import (
     RulesFileError,
@@ -21,7 +22,6 @@ from adaexplore_mcp.memory import (
     export_rules,
     import_rules,
 )
-from adaexplore_mcp.store import Store
 
 app = typer.Typer(
     help="Read and curate the rule memory ('You cannot …' rules distilled from failures).",
@@ -33,8 +33,8 @@ RuleId = Annotated[int, typer.Argument(help="A rule id, as `rules list --all` sh
 
 
 def _memory() -> SkillMemory:
-    settings = load_settings()
-    return SkillMemory(Store(settings.database_path), settings.memory)
+    # curating files no failure, so the memory distils nothing and no model is opened
+    return open_app(load_settings(), distil=False).memory
 
 
 def _when(timestamp: float) -> str:

@@ -55,6 +55,7 @@ def serve_command(
 ) -> None:
     """Serve the MCP tools, resources and prompts (docs/mcp.md). The judge starts on the first
     evaluation, on --device or on the judge service given with --judge."""
+    from adaexplore_mcp.app import open_app
     from adaexplore_mcp.mcp_server import Workbench, build_server
 
     try:
@@ -68,7 +69,7 @@ def serve_command(
     settings = settings.model_copy(update={"mcp": mcp})
     # stdout is the protocol's channel on stdio: logging goes to stderr only
     logging.basicConfig(level=mcp.log_level, stream=sys.stderr, format="%(levelname)s %(message)s")
-    workbench = Workbench(settings)
+    workbench = Workbench(open_app(settings))
     server = build_server(workbench)
     if mcp.transport == "stdio":
         anyio.run(server.run_stdio_async)

@@ -2,11 +2,12 @@
 
     result = await Driver(spec, settings, llm).run()
 
-The driver builds a ``Workbench`` over the settings and talks to it only through an in-process
-MCP client, exactly as an external agent would over stdio. ``--workers`` workers take
-(task, step) work from one scheduler: tasks go forward together, several workers may share one
-task's search (virtual loss keeps them on different nodes), and a strategy that builds on its
-last kernel (refine) takes one step of a task at a time.
+The driver builds a ``Workbench`` over an ``App`` of the settings (``adaexplore_mcp.app``) and
+talks to it only through an in-process MCP client, exactly as an external agent would over
+stdio. ``--workers`` workers take (task, step) work from one scheduler: tasks go forward
+together, several workers may share one task's search (virtual loss keeps them on different
+nodes), and a strategy that builds on its last kernel (refine) takes one step of a task at a
+time.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from mcp import Client
 from pydantic import BaseModel, Field
 
 import adaexplore_mcp
+from adaexplore_mcp.app import open_app
 from adaexplore_mcp.config import Settings
 from adaexplore_mcp.driver.bookkeeping import (
     distil_lesson,
@@ -43,7 +45,7 @@ from adaexplore_mcp.judge import Judge, JudgeError
 from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.llm import LLM
 from adaexplore_mcp.mcp_server import Workbench, build_server
-from adaexplore_mcp.memory import LLMDistiller, ReasoningBank, SkillMemory
+from adaexplore_mcp.memory import LLMDistiller, ReasoningBank
 from adaexplore_mcp.rundir import (
     MemoryMode,
     ModelUsage,
@@ -55,7 +57,6 @@ from adaexplore_mcp.rundir import (
     TaskRunSummary,
 )
 from adaexplore_mcp.rundir import Strategy as StrategyName
-from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import task_from_source
 
 log = logging.getLogger(__name__)
@@ -106,6 +107,11 @@ class Driver:
                 update={"mcp": settings.mcp.model_copy(update={"record_failures": []})}
             )
         self.settings = settings
+        # the rule memory distils with the run's own model, and with none when it files no
+        # failure or when the model's replies are replayed
+        self._distils = (
+            spec.memory == "rules" and settings.memory.distill_with_llm and not self.replay
+        )
         self._judge = judge
         self._observer = observer
         self._strategy: Strategy = make_strategy(spec.strategy, spec.seed)
@@ -127,14 +133,15 @@ class Driver:
             self._run, self._config = RunDir.reopen(spec.run_dir)
             self._check_resume(self._config)
             self._usage_before = self._run.usage()
-        store = Store(self.settings.database_path)
-        distiller = None
-        if spec.memory == "rules" and self.settings.memory.distill_with_llm and not self.replay:
-            distiller = LLMDistiller(self.llm)
-        memory = SkillMemory(store, self.settings.memory, distiller)
+        app = open_app(
+            self.settings,
+            judge=self._judge,
+            distil=self._distils,
+            distiller=LLMDistiller(self.llm) if self._distils else None,
+        )
         if spec.memory == "reasoning-bank":
-            self._bank = ReasoningBank(store, None if self.replay else self.llm)
-        bench = Workbench(self.settings, judge=self._judge, memory=memory)
+            self._bank = ReasoningBank(app.store, None if self.replay else self.llm)
+        bench = Workbench(app)
         try:
             try:
                 await bench.judge.start()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, Self, Unpack, runtime_checkable
 
 from adaexplore_mcp.config import Settings
@@ -41,10 +42,12 @@ class Judge(Protocol):
     def versions(self) -> dict[str, str]: ...
 
 
-def open_judge(settings: Settings) -> Judge:
+def open_judge(settings: Settings, *, open_store: Callable[[], Store]) -> Judge:
     """The Ray cluster when ``settings.remote.url`` is 'ray' or 'ray://HOST:PORT', the judge
-    service at that URL when it is another, else the local pool. Not started: use
-    ``async with open_judge(settings) as judge``."""
+    service at that URL when it is another, else the local pool. ``open_store`` gives the
+    caller's store (``adaexplore_mcp.app``), asked only by the judges that cache baselines in it
+    (the local pool, the Ray actors): a judge service keeps its own, and nothing is created
+    here for it. Not started: use ``async with open_judge(...) as judge``."""
     if is_ray_address(settings.remote.url):
         from adaexplore_mcp.judge.cluster import RayJudge
 
@@ -53,10 +56,10 @@ def open_judge(settings: Settings) -> Judge:
             settings.remote.url,
             settings.judge,
             settings.ray,
-            store=Store(settings.database_path),
+            store=open_store(),
         )
     if settings.remote.url:
         from adaexplore_mcp.judge.service.client import RemoteJudge
 
         return RemoteJudge(settings.remote)
-    return LocalJudge(settings.judge, home=settings.home, store=Store(settings.database_path))
+    return LocalJudge(settings.judge, home=settings.home, store=open_store())

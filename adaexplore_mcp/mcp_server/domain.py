@@ -11,16 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from adaexplore_mcp.config import Settings
-from adaexplore_mcp.judge import Judge, LazyJudge, open_judge
+from adaexplore_mcp.app import App
+from adaexplore_mcp.judge import LazyJudge
 from adaexplore_mcp.mcp_server.answers import Step
 from adaexplore_mcp.mcp_server.models import Evaluation
 from adaexplore_mcp.mcp_server.prompting import StepPrompts
 from adaexplore_mcp.mcp_server.running import RunningSteps
 from adaexplore_mcp.mcp_server.searches import Remember, Searches
-from adaexplore_mcp.memory import PerformanceMemory, SkillMemory, open_memory
+from adaexplore_mcp.memory import SkillMemory
 from adaexplore_mcp.search_engine import SearchEngine
-from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task
 
 
@@ -34,29 +33,24 @@ class Domain:
 
 
 def build_domain(
-    settings: Settings,
-    store: Store,
+    app: App,
     running: RunningSteps[Step | Evaluation],
     *,
-    judge: Judge | None,
-    memory: SkillMemory | None,
     task: Callable[[str], Task],
     task_name: Callable[[str | None], str | None],
     remember: Remember,
 ) -> Domain:
-    """The domain of ``settings`` over ``store``; ``judge`` and ``memory`` replace the ones the
-    settings describe (the driver lends its own, tests lend stubs)."""
-    memory = memory if memory is not None else open_memory(settings)
-    lazy_judge = LazyJudge(judge if judge is not None else open_judge(settings))
-    engine = SearchEngine(store, lazy_judge, settings.search)
+    """The app's memory, judge and search engine (built now, if the app has not yet), and the
+    searches and step prompts the tools see over them."""
+    memory, engine = app.memory, app.engine
     searches = Searches(
-        settings,
+        app.settings,
         engine,
         memory,
         running,
-        lessons=PerformanceMemory(store, settings.memory),
+        lessons=app.lessons,
         task=task,
         task_name=task_name,
         remember=remember,
     )
-    return Domain(memory, lazy_judge, engine, StepPrompts(engine, memory), searches)
+    return Domain(memory, app.judge, engine, StepPrompts(engine, memory), searches)

@@ -1,6 +1,6 @@
 """The MCP server: a ``Workbench`` wired to tools, resources and prompts.
 
-    server = build_server(Workbench(Settings()))
+    server = build_server(Workbench(open_app(Settings())))
     server.run()                       # stdio; see http.py for streamable HTTP
 
 Nothing here holds state of its own: every handler is a closure over the workbench it was

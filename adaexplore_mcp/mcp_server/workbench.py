@@ -1,13 +1,14 @@
 """``Workbench``: the one object the MCP tools act on.
 
-It owns the judge (started on the first evaluation), the skill memory and the search engine,
-all over one ``ADAEXPLORE_HOME``, and adds the little the tools need on top of them: task lookup
-by name or path, the active rules next to a selection, and failures recorded in the memory as
-the judge reports them. It knows nothing of MCP; ``server.py`` translates.
+It acts on the parts of one ``App`` (``adaexplore_mcp.app``: the judge, started on the first
+evaluation, the skill memory and the search engine, all over one store), and adds the little the
+tools need on top of them: task lookup by name or path, the active rules next to a selection,
+and failures recorded in the memory as the judge reports them. It knows nothing of MCP;
+``server.py`` translates.
 
-Only the store is opened when the workbench is made (so a database this version cannot read
-stops `serve` at once); the memory, the judge and the search engine are built by the first tool
-call that needs one (``domain.py``), so that `serve` answers `initialize` without importing them.
+The app has opened the store already (so a database this version cannot read stops `serve` at
+once); its memory, judge and search engine are built by the first tool call that needs one
+(``domain.py``), so that `serve` answers `initialize` without importing them.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Unpack
 
 import adaexplore_mcp
-from adaexplore_mcp.config import Settings
+from adaexplore_mcp.app import App
 from adaexplore_mcp.judge import Environment, EvalParams, EvalResult, ProgressCallback
 from adaexplore_mcp.judge.result import kernel_hash
 from adaexplore_mcp.mcp_server.answers import Step
@@ -37,7 +38,6 @@ from adaexplore_mcp.mcp_server.models import (
 )
 from adaexplore_mcp.mcp_server.running import RunningSteps
 from adaexplore_mcp.memory import AddFailureResult, FailureReport
-from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import (
     Task,
     TaskError,
@@ -47,7 +47,7 @@ from adaexplore_mcp.tasks import (
 )
 
 if TYPE_CHECKING:
-    from adaexplore_mcp.judge import Judge, LazyJudge
+    from adaexplore_mcp.judge import LazyJudge
     from adaexplore_mcp.judge.profile import Profiler, ProfileReport
     from adaexplore_mcp.mcp_server.domain import Domain
     from adaexplore_mcp.mcp_server.prompting import StepPrompts
@@ -62,26 +62,18 @@ _ERROR_CHARS = 200_000
 
 
 class Workbench:
-    """Tasks, the judge, the memory and the searches of one ``Settings``. Every method is one
+    """Tasks, the judge, the memory and the searches of one ``App``. Every method is one
     tool's work; domain errors propagate for the caller to translate."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        *,
-        judge: Judge | None = None,
-        memory: SkillMemory | None = None,
-        profiler: Profiler | None = None,
-    ) -> None:
-        self.settings = settings
+    def __init__(self, app: App, *, profiler: Profiler | None = None) -> None:
+        self.app = app
+        self.settings = settings = app.settings
         self._profiler = profiler
-        self.store = Store(settings.database_path)
+        self.store = app.store
         self._recorded = set(settings.mcp.record_failures)
         # evaluations in flight, by what they evaluate: a request that goes away leaves its
         # evaluation running, and the same request sent again joins it
         self.running: RunningSteps[Step | Evaluation] = RunningSteps()
-        self._lent_judge = judge
-        self._lent_memory = memory
         self._domain: Domain | None = None
         # the SDK runs a synchronous tool in a worker thread: two first calls build one domain
         self._building = threading.Lock()
@@ -94,11 +86,8 @@ class Workbench:
                 from adaexplore_mcp.mcp_server.domain import build_domain
 
                 self._domain = build_domain(
-                    self.settings,
-                    self.store,
+                    self.app,
                     self.running,
-                    judge=self._lent_judge,
-                    memory=self._lent_memory,
                     task=self.task,
                     task_name=self._task_name,
                     remember=self._remember,

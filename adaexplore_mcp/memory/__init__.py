@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from adaexplore_mcp.memory.rule_text import RuleTextError
     from adaexplore_mcp.memory.rule_text import kernel_specific as kernel_specific_reason
     from adaexplore_mcp.memory.signature import Signature, signature
-    from adaexplore_mcp.memory.skill_memory import SkillMemory, failure_signature, open_memory
+    from adaexplore_mcp.memory.skill_memory import SkillMemory, failure_signature
+    from adaexplore_mcp.memory.starter import install_starter
     from adaexplore_mcp.memory.transfer import (
         ImportReport,
         RulesFileError,
@@ -65,8 +66,8 @@ __getattr__, __dir__ = lazy_exports(
         "export_rules": "transfer",
         "failure_signature": "skill_memory",
         "import_rules": "transfer",
+        "install_starter": "starter",
         "kernel_specific_reason": "rule_text:kernel_specific",
-        "open_memory": "skill_memory",
         "parse_rule": "distiller",
         "parse_rules": "transfer",
         "parse_support": "transfer",
@@ -102,8 +103,8 @@ __all__ = [
     "export_rules",
     "failure_signature",
     "import_rules",
+    "install_starter",
     "kernel_specific_reason",
-    "open_memory",
     "parse_rule",
     "parse_rules",
     "parse_support",

@@ -15,9 +15,8 @@ import hashlib
 import json
 import logging
 import sqlite3
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 
-from adaexplore_mcp.config import Settings
 from adaexplore_mcp.memory import outcomes
 from adaexplore_mcp.memory import repository as repo
 from adaexplore_mcp.memory.context import ANY, MemoryContext, failure_context
@@ -66,10 +65,6 @@ class SkillMemory:
         self._index = RuleIndex()
         self._index_generation = -1
         self._terms: dict[str, RuleTerms] = {}
-        if self.settings.starter:
-            from adaexplore_mcp.memory.starter import install_starter
-
-            install_starter(self, store)
 
     @property
     def threshold(self) -> int:
@@ -391,18 +386,3 @@ def failure_signature(report: FailureReport) -> Signature:
 
 def _hash(code: str) -> str:
     return hashlib.sha256(code.encode()).hexdigest()[:16]
-
-
-def open_memory(settings: Settings, *, environ: Mapping[str, str] | None = None) -> SkillMemory:
-    """The memory in ``settings.home``'s database, distilling with ``settings.llm`` when a model
-    is configured (``adaexplore_mcp.llm.open_llm``), else taking rules from agents only."""
-    distiller = None
-    if settings.memory.distill_with_llm and settings.llm.provider is not None:
-        from adaexplore_mcp.llm import LLMNotConfigured, open_llm
-        from adaexplore_mcp.memory.distiller import LLMDistiller
-
-        try:
-            distiller = LLMDistiller(open_llm(settings.llm, environ=environ))
-        except LLMNotConfigured as error:
-            log.warning("rules will come from agents only: %s", error)
-    return SkillMemory(Store(settings.database_path), settings.memory, distiller)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import logging
 from importlib import resources
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -18,10 +17,8 @@ from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.memory import repository as repo
 from adaexplore_mcp.memory.context import MemoryContext
 from adaexplore_mcp.memory.models import FailureReport, Provenance
+from adaexplore_mcp.memory.skill_memory import SkillMemory, failure_signature
 from adaexplore_mcp.store import Store
-
-if TYPE_CHECKING:
-    from adaexplore_mcp.memory.skill_memory import SkillMemory
 
 log = logging.getLogger(__name__)
 
@@ -124,8 +121,6 @@ def install_starter(memory: SkillMemory, store: Store) -> bool:
     with store.connect() as conn:
         if repo.get_meta(conn, _META_KEY) == version:
             return False
-    from adaexplore_mcp.memory.skill_memory import failure_signature
-
     rules, evidence = load_starter()
     for starter in rules:
         rule, _ = memory.add_rule(

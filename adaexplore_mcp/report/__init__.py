@@ -3,7 +3,8 @@
 
     run = load_run("runs/2026-11-21")
     stats = run_stats([run])                  # RunStats: rates, speedups, fast_p, intervals
-    html = render_report(report_for_run(run, open_store(settings.database_path)))
+    store = open_existing_store(settings.database_path)   # adaexplore_mcp.app; None: no store
+    html = render_report(report_for_run(run, store))
 """
 
 from adaexplore_mcp.report.chart import Chart, chart
@@ -12,7 +13,6 @@ from adaexplore_mcp.report.html import (
     Report,
     RuleView,
     TaskSection,
-    open_store,
     render_report,
     report_for_run,
     report_for_search,
@@ -68,7 +68,6 @@ __all__ = [
     "is_run_dir",
     "layout",
     "load_run",
-    "open_store",
     "reeval_run",
     "render_report",
     "report_for_run",

@@ -26,7 +26,6 @@ from pydantic import BaseModel, Field
 
 from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.memory import RuleStatus, SkillMemory
-from adaexplore_mcp.memory.settings import MemorySettings
 from adaexplore_mcp.report.chart import Chart, chart
 from adaexplore_mcp.report.stats import RunStats, TaskStats, run_stats, task_stats
 from adaexplore_mcp.report.tree import (
@@ -97,11 +96,6 @@ class Report(BaseModel):
     rules: list[RuleView]
     rules_note: str
     colours: dict[str, str] = Field(default_factory=lambda: dict(STATUS_COLOURS))
-
-
-def open_store(database: Path) -> Store | None:
-    """The store when its file exists: a report never creates an empty database."""
-    return Store(database) if database.is_file() else None
 
 
 def report_for_run(run: RunData, store: Store | None) -> Report:
@@ -309,8 +303,8 @@ def _rules(
 ) -> tuple[list[RuleView], str]:
     if store is None:
         return [], "No store under ADAEXPLORE_HOME, so no rules could be read."
-    # read-only: the starter memory is not installed by a report
-    memory = SkillMemory(store, MemorySettings(starter=False))
+    # read-only: a report installs no starter memory (that is the composition root's part)
+    memory = SkillMemory(store)
     active = sorted(
         memory.rules([RuleStatus.ACTIVE]), key=lambda r: (-r.support_tasks, -r.last_seen, r.id)
     )

@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+from adaexplore_mcp.app import open_app
 from adaexplore_mcp.driver import RunConfig, StepRecord, TaskRunSummary
 from adaexplore_mcp.mcp_server import Workbench
 from adaexplore_mcp.memory import ReasoningBank, SkillMemory
@@ -33,7 +34,7 @@ def failures_filed(settings) -> list[tuple[str, str]]:
 
 
 def search_tokens(settings, search_id: str) -> int:
-    return Workbench(settings).engine.get_search(search_id).usage.tokens
+    return Workbench(open_app(settings)).engine.get_search(search_id).usage.tokens
 
 
 def test_adaexplore_small_and_large_steps_with_every_kind_of_failure(
@@ -182,7 +183,7 @@ def test_adaexplore_prompts_carry_an_ancestors_note_and_what_its_kernel_printed(
         ("small", "correct"),
     ]
     search_id = json.loads((run_dir / "tasks/gelu/task.json").read_text())["search_id"]
-    engine = Workbench(settings).engine
+    engine = Workbench(open_app(settings)).engine
     # the writer's words about its kernel and the reviser's plan are the steps' notes
     assert engine.get_node(search_id, 1).note == "A row-parallel kernel that masks the tail."
     second = engine.get_node(search_id, records[1].node_id)

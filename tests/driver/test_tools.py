@@ -9,6 +9,7 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
+from adaexplore_mcp.app import open_app
 from adaexplore_mcp.driver.tools import (
     BudgetSpent,
     JudgeBusy,
@@ -96,7 +97,7 @@ def test_through_the_server_the_errors_arrive_coded(tmp_path: Path) -> None:
     correct = EvalResult(
         status=Status.CORRECT, message="correct", task="-", task_hash="-", kernel_hash="-"
     )
-    bench = Workbench(make_settings(tmp_path), judge=StubJudge(result=correct))
+    bench = Workbench(open_app(make_settings(tmp_path), judge=StubJudge(result=correct)))
 
     async def main() -> None:
         async with Client(build_server(bench)) as client:
@@ -123,7 +124,7 @@ def test_a_models_plan_longer_than_a_note_may_be_is_cut_not_refused(tmp_path: Pa
     correct = EvalResult(
         status=Status.CORRECT, message="correct", task="-", task_hash="-", kernel_hash="-"
     )
-    bench = Workbench(make_settings(tmp_path), judge=StubJudge(result=correct))
+    bench = Workbench(open_app(make_settings(tmp_path), judge=StubJudge(result=correct)))
     plan = "1. unroll the loop; " * 400  # 8,000 characters: twice what a note may hold
 
     async def main() -> None:

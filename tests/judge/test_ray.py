@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from adaexplore_mcp.app import open_app
 from adaexplore_mcp.config import Settings
 from adaexplore_mcp.judge import JudgeUnavailable, Phase, Status
 from adaexplore_mcp.judge.cluster import RayJudge
@@ -80,7 +81,7 @@ def test_concurrent_evaluations_spread_over_the_actors(ray_judge, loop_thread):
 def test_an_actor_killed_mid_evaluation_costs_a_retry_and_one_recorded_verdict(
     ray_judge, loop_thread, tmp_path
 ):
-    bench = Workbench(Settings(home=tmp_path), judge=ray_judge)
+    bench = Workbench(open_app(Settings(home=tmp_path), judge=ray_judge))
     search = bench.searches.start_search("gelu")
     killed: list[str] = []
 

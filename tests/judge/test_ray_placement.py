@@ -20,6 +20,7 @@ from adaexplore_mcp.judge.cluster.placement import (
     plan_actors,
 )
 from adaexplore_mcp.judge.settings import JudgeSettings, RaySettings, is_ray_address
+from adaexplore_mcp.store import Store
 
 GPU_NODE = {"CPU": 16.0, "GPU": 2.0}
 
@@ -97,7 +98,7 @@ def test_ray_addresses_pick_the_ray_judge(tmp_path):
     assert not is_ray_address("http://gpu-box:8765") and not is_ray_address(None)
     assert not is_ray_address("rayleigh:8765")
     settings = Settings(home=tmp_path, remote={"url": "ray://head:10001"})
-    judge = open_judge(settings)
+    judge = open_judge(settings, open_store=lambda: Store(settings.database_path))
     assert isinstance(judge, RayJudge) and judge.address == "ray://head:10001"
 
 

@@ -24,6 +24,7 @@ from adaexplore_mcp.judge import (
 from adaexplore_mcp.judge.service import app as service_module
 from adaexplore_mcp.judge.service.server import check_bind
 from adaexplore_mcp.judge.settings import RemoteJudgeSettings, ServiceSettings
+from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import TaskError
 
 from ..conftest import cpu_settings, run_cli
@@ -371,9 +372,19 @@ def test_remote_judge_that_cannot_connect_is_unavailable():
 
 
 def test_open_judge_picks_remote_when_a_url_is_set(tmp_path):
-    local = open_judge(Settings(home=tmp_path))
-    far = open_judge(Settings(home=tmp_path, remote=RemoteJudgeSettings(url="http://h:1")))
+    stores: list[Store] = []
+
+    def open_store() -> Store:
+        stores.append(Store(tmp_path / "db.sqlite3"))
+        return stores[-1]
+
+    local = open_judge(Settings(home=tmp_path), open_store=open_store)
+    far = open_judge(
+        Settings(home=tmp_path, remote=RemoteJudgeSettings(url="http://h:1")),
+        open_store=open_store,
+    )
     assert isinstance(local, LocalJudge) and isinstance(far, RemoteJudge)
+    assert len(stores) == 1  # only the local pool caches baselines in the caller's store
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost", "127.0.0.2"])

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from adaexplore_mcp.app import open_app
 from adaexplore_mcp.config import Settings
 from adaexplore_mcp.config.llm import LLMSettings
 from adaexplore_mcp.judge import EvalResult
@@ -51,7 +52,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory: pytest.TempPathFactory) -> Workbench:
-    return Workbench(make_settings(tmp_path_factory.mktemp("mcp-home")))
+    return Workbench(open_app(make_settings(tmp_path_factory.mktemp("mcp-home"))))
 
 
 @pytest.fixture(scope="module")

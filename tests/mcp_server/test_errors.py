@@ -15,6 +15,7 @@ import pytest
 from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult
 
+from adaexplore_mcp.app import open_app
 from adaexplore_mcp.config import Settings
 from adaexplore_mcp.judge import (
     EvalResult,
@@ -52,7 +53,7 @@ def free_port() -> int:
 async def test_an_unreachable_judge_is_a_tool_error(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     remote = RemoteJudgeSettings(url=url, retries=0, connect_timeout_s=2)
-    bench = Workbench(make_settings(tmp_path, remote=remote))
+    bench = Workbench(open_app(make_settings(tmp_path, remote=remote)))
     async with Client(build_server(bench)) as client:
         listed = await client.call_tool("list_tasks", {})
         assert not listed.is_error  # the server answers without any judge
@@ -71,7 +72,7 @@ async def test_an_unreachable_judge_is_a_tool_error(tmp_path: Path) -> None:
 
 async def test_a_full_queue_says_to_retry(tmp_path: Path) -> None:
     judge = StubJudge(QueueFull("cpu: 256 evaluations are waiting"))
-    bench = Workbench(make_settings(tmp_path), judge=judge)
+    bench = Workbench(open_app(make_settings(tmp_path), judge=judge))
     async with Client(build_server(bench)) as client:
         result = await client.call_tool("evaluate_kernel", {"task": "gelu", "code": GELU})
         assert result.is_error and "queue is full" in text(result)
@@ -81,7 +82,9 @@ async def test_a_full_queue_says_to_retry(tmp_path: Path) -> None:
 async def test_a_bug_is_reported_without_its_details_and_the_server_keeps_serving(
     tmp_path: Path,
 ) -> None:
-    bench = Workbench(make_settings(tmp_path), judge=StubJudge(RuntimeError("secret detail")))
+    bench = Workbench(
+        open_app(make_settings(tmp_path), judge=StubJudge(RuntimeError("secret detail")))
+    )
     async with Client(build_server(bench)) as client:
         result = await client.call_tool("evaluate_kernel", {"task": "gelu", "code": GELU})
         assert result.is_error and text(result) == "Error executing tool evaluate_kernel"
@@ -90,7 +93,7 @@ async def test_a_bug_is_reported_without_its_details_and_the_server_keeps_servin
 
 async def test_the_judge_starts_lazily_and_stops_with_the_transport(tmp_path: Path) -> None:
     judge = StubJudge(QueueFull("full"))
-    bench = Workbench(make_settings(tmp_path), judge=judge)
+    bench = Workbench(open_app(make_settings(tmp_path), judge=judge))
     async with Client(build_server(bench)) as client:
         await client.call_tool("list_tasks", {})
         await client.call_tool("get_rules", {})
@@ -128,7 +131,7 @@ async def test_the_verdicts_recorded_in_the_memory_are_configurable(tmp_path: Pa
     )
     wrong.correctness.mismatch = Mismatch(variant="main", trial=0, output_index=0, kind="values")
     mcp = McpSettings(record_failures=["incorrect"])
-    bench = Workbench(make_settings(tmp_path, mcp=mcp), judge=StubJudge(result=wrong))
+    bench = Workbench(open_app(make_settings(tmp_path, mcp=mcp), judge=StubJudge(result=wrong)))
     async with Client(build_server(bench)) as client:
         result = await client.call_tool("evaluate_kernel", {"task": "gelu", "code": GELU})
         assert result.structured_content["status"] == "incorrect"
@@ -152,7 +155,7 @@ async def coded_client(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterato
     """A server whose judge calls every kernel correct at once: the errors, not the verdicts,
     are under test here."""
     home = tmp_path_factory.mktemp("coded-home")
-    bench = Workbench(make_settings(home), judge=StubJudge(result=CORRECT))
+    bench = Workbench(open_app(make_settings(home), judge=StubJudge(result=CORRECT)))
     async with Client(build_server(bench)) as connected:
         yield connected
 
@@ -245,7 +248,7 @@ async def test_a_spent_budget_is_coded(coded_client: Client) -> None:
     ],
 )
 async def test_judge_errors_carry_their_code(tmp_path: Path, failure: Exception, code: str) -> None:
-    bench = Workbench(make_settings(tmp_path), judge=StubJudge(failure))
+    bench = Workbench(open_app(make_settings(tmp_path), judge=StubJudge(failure)))
     async with Client(build_server(bench)) as client:
         result = await client.call_tool("evaluate_kernel", {"task": "gelu", "code": GELU})
         error = coded(result)
@@ -281,7 +284,7 @@ def test_every_code_is_documented() -> None:
 
 
 async def test_a_bug_gives_the_generic_text_and_no_traceback(tmp_path: Path) -> None:
-    bench = Workbench(make_settings(tmp_path), judge=StubJudge(KeyError("secret detail")))
+    bench = Workbench(open_app(make_settings(tmp_path), judge=StubJudge(KeyError("secret detail"))))
     async with Client(build_server(bench)) as client:
         result = await client.call_tool("evaluate_kernel", {"task": "gelu", "code": GELU})
     assert result.is_error and result.structured_content is None

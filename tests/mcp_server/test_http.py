@@ -19,6 +19,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from adaexplore_mcp.app import open_app
 from adaexplore_mcp.mcp_server import HttpServer, Workbench, build_server, http_app
 from adaexplore_mcp.mcp_server.http import check_bind
 from adaexplore_mcp.mcp_server.settings import McpSettings
@@ -37,7 +38,7 @@ class Served:
 
 def serve_in_thread(home: Path, token: str | None) -> Iterator[Served]:
     mcp = McpSettings(port=0, token=token)
-    bench = Workbench(make_settings(home, mcp=mcp))
+    bench = Workbench(open_app(make_settings(home, mcp=mcp)))
     http = HttpServer(http_app(build_server(bench), bench, mcp), mcp)
     thread = threading.Thread(target=lambda: asyncio.run(http.serve()), daemon=True)
     thread.start()

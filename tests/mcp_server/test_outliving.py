@@ -11,6 +11,7 @@ import anyio
 import pytest
 from mcp import Client
 
+from adaexplore_mcp.app import open_app
 from adaexplore_mcp.mcp_server import Workbench, build_server
 from tests.mcp_server.conftest import GELU, GELU_SLOW_START, make_settings, text
 
@@ -142,7 +143,7 @@ async def test_a_long_evaluation_reports_progress_at_least_every_5_s(client: Cli
 
 
 async def test_leases_are_visible_and_a_leaving_client_gives_them_back(tmp_path: Path) -> None:
-    bench = Workbench(make_settings(tmp_path))
+    bench = Workbench(open_app(make_settings(tmp_path)))
     server = build_server(bench, close_on_shutdown=False)
     try:
         async with Client(server, mode="legacy") as watcher:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from adaexplore_mcp.app import open_app
 from adaexplore_mcp.judge import EvalResult, Status
 from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.judge.result import Environment
@@ -49,7 +50,7 @@ class TimedJudge(StubJudge):
 
 @pytest.fixture
 def bench(tmp_path) -> Workbench:
-    return Workbench(make_settings(tmp_path), judge=TimedJudge())
+    return Workbench(open_app(make_settings(tmp_path), judge=TimedJudge()))
 
 
 def _kernel(speedup: float) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
+from adaexplore_mcp.app import open_app
 from adaexplore_mcp.judge.profile import Profiler
 from adaexplore_mcp.judge.settings import ProfileSettings
 from adaexplore_mcp.mcp_server import ErrorCode, ErrorInfo, Workbench, build_server
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.anyio
 def _bench(tmp_path: Path, ncu: Path) -> Workbench:
     settings = make_settings(tmp_path / "home")
     judge = settings.judge.model_copy(update={"profile": ProfileSettings(ncu=str(ncu))})
-    return Workbench(settings, profiler=Profiler(judge, home=settings.home, device="cpu"))
+    return Workbench(open_app(settings), profiler=Profiler(judge, home=settings.home, device="cpu"))
 
 
 async def test_profile_kernel_answers_the_longest_kernels(tmp_path: Path) -> None:

@@ -55,10 +55,12 @@ import anyio
 from mcp import Client
 from adaexplore_mcp.cli.serve import serve_command  # what `serve` imports before it runs
 from adaexplore_mcp.cli.common import settings_with
+from adaexplore_mcp.app import open_app
 from adaexplore_mcp.mcp_server import Workbench, build_server
 
 async def main():
-    server = build_server(Workbench(settings_with(None, judge_url=None, judge_token=None)))
+    settings = settings_with(None, judge_url=None, judge_token=None)
+    server = build_server(Workbench(open_app(settings)))
     async with Client(server) as client:
         tools = [tool.name for tool in (await client.list_tools()).tools]
     deferred = json.loads(sys.argv[1])

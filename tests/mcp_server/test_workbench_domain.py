@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
+from adaexplore_mcp.app import open_app
 from adaexplore_mcp.mcp_server import Workbench, build_server, domain
 from tests.mcp_server.conftest import make_settings
 
@@ -30,7 +31,7 @@ def test_concurrent_first_calls_build_one_domain(
         return build(*args, **kwargs)
 
     monkeypatch.setattr(domain, "build_domain", slow_build)
-    bench = Workbench(make_settings(tmp_path))
+    bench = Workbench(open_app(make_settings(tmp_path)))
     with ThreadPoolExecutor(4) as pool:
         engines = list(pool.map(lambda _: bench.engine, range(4)))
     assert len(built) == 1
@@ -45,7 +46,7 @@ async def test_listing_tasks_builds_nothing_and_closing_an_unbuilt_workbench_sta
         raise AssertionError("built the domain for a call that does not need it")
 
     monkeypatch.setattr(domain, "build_domain", refuse)
-    bench = Workbench(make_settings(tmp_path))
+    bench = Workbench(open_app(make_settings(tmp_path)))
     async with Client(build_server(bench)) as client:
         listed = await client.call_tool("list_tasks", {})
         assert not listed.is_error

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from adaexplore_mcp.memory import FailureReport, SkillMemory
+from adaexplore_mcp.memory import FailureReport, SkillMemory, install_starter
 from adaexplore_mcp.memory.settings import MemorySettings
 from adaexplore_mcp.store import Store
 
@@ -31,8 +31,14 @@ class ScriptedDistiller:
 
 
 def memory_in(tmp_path, distiller=None, **settings) -> SkillMemory:
+    """A memory over a store in ``tmp_path``; with starter=True the starter rules installed, as
+    the composition root (``adaexplore_mcp.app``) installs them."""
     values = {"starter": False} | settings
-    return SkillMemory(Store(tmp_path / "db.sqlite3"), MemorySettings(**values), distiller)
+    store = Store(tmp_path / "db.sqlite3")
+    memory = SkillMemory(store, MemorySettings(**values), distiller)
+    if memory.settings.starter:
+        install_starter(memory, store)
+    return memory
 
 
 def global_read_failure(task: str, name: str, line: int) -> FailureReport:

@@ -4,9 +4,10 @@ import asyncio
 
 import pytest
 
+from adaexplore_mcp.app import open_app
 from adaexplore_mcp.config import Settings
 from adaexplore_mcp.config.llm import LLMSettings
-from adaexplore_mcp.memory import FailureReport, Provenance, RuleStatus, open_memory
+from adaexplore_mcp.memory import FailureReport, Provenance, RuleStatus
 from adaexplore_mcp.memory.settings import MemorySettings
 from tests.llm.conftest import KEYS_ENV, MODELS
 from tests.llm.fake_providers import FakeProviders, Reply
@@ -35,7 +36,7 @@ def memory_for(fake, tmp_path, provider):
             timeout_s=5,
         ),
     )
-    return open_memory(settings, environ=KEYS_ENV)
+    return open_app(settings, environ=KEYS_ENV).memory
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
@@ -90,6 +91,6 @@ def test_without_a_key_the_memory_takes_rules_from_agents(tmp_path):
         memory=MemorySettings(starter=False),
         llm=LLMSettings(provider="anthropic", model="claude-x"),
     )
-    memory = open_memory(settings, environ={})
+    memory = open_app(settings, environ={}).memory
     result = asyncio.run(memory.add_failure(global_read_failure("gelu", "SCALE", 3)))
     assert result.outcome == "no_rule" and "rule='You cannot" in result.message
