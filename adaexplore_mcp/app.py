@@ -35,8 +35,14 @@ log = logging.getLogger(__name__)
 
 
 class App:
-    """The parts of one ``Settings`` over one store. Parts lent to it (a judge, a distiller)
-    belong to the lender; ``close`` stops only the judge the app opened itself."""
+    """The parts of one ``Settings`` over one store; nothing is opened or built until a part is
+    asked for. Build it with ``open_app``.
+
+    ``judge`` replaces the one the settings name (the driver is lent one, tests lend stubs).
+    ``distil=False`` builds a memory that distils nothing and opens no model (for commands
+    that file no failure); ``distiller`` replaces the model ``settings.llm`` names; ``environ``
+    is where that model's API key is read (default: the process environment). Parts lent to
+    the app belong to the lender: ``close`` stops only the judge the app opened itself."""
 
     def __init__(
         self,
@@ -124,21 +130,8 @@ class App:
             return None
 
 
-def open_app(
-    settings: Settings,
-    *,
-    judge: Judge | None = None,
-    distil: bool = True,
-    distiller: Distiller | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> App:
-    """The application of ``settings``; nothing is opened or built until a part is asked for.
-
-    ``judge`` replaces the one the settings name (the driver is lent one, tests lend stubs).
-    ``distil=False`` builds a memory that distils nothing and opens no model (for commands
-    that file no failure); ``distiller`` replaces the model ``settings.llm`` names; ``environ``
-    is where that model's API key is read (default: the process environment)."""
-    return App(settings, judge=judge, distil=distil, distiller=distiller, environ=environ)
+# The application of ``settings``: the one entry point, whose arguments are ``App``'s own.
+open_app = App
 
 
 def open_existing_store(database: Path) -> Store | None:
