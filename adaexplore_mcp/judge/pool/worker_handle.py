@@ -59,6 +59,7 @@ class WorkerHandle:
         try:
             self._process = await asyncio.create_subprocess_exec(
                 sys.executable,
+                "-P",  # the caller's working directory (an agent's project) stays off its path
                 "-m",
                 "adaexplore_mcp.judge.worker.main",
                 "--control-fd",

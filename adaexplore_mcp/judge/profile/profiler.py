@@ -88,7 +88,7 @@ class Profiler:
         with tempfile.TemporaryDirectory(prefix="adaexplore-profile-") as root:
             request = launcher.LauncherRequest(
                 job=job,
-                command=[*self.command(ncu), sys.executable, "-m", target.__name__],
+                command=[*self.command(ncu), sys.executable, "-P", "-m", target.__name__],
                 sandbox=self.settings.sandbox,
                 env=self._environment(device),
                 keep_paths=_install_dirs(ncu),
@@ -159,10 +159,15 @@ class Profiler:
 
     async def _run(self, request: launcher.LauncherRequest) -> tuple[int, str, str]:
         """The launcher's exit status, the CSV it sent and the tail of what it printed."""
+        # -P: the caller's working directory (an agent's project) is not put on its path, and
+        # the package comes from where this process took it
+        path = request.env.get("PYTHONPATH", "")
         process = await asyncio.create_subprocess_exec(
             sys.executable,
+            "-P",
             "-m",
             launcher.__name__,
+            env={**os.environ, "PYTHONPATH": path},
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
