@@ -21,7 +21,9 @@
   achieved and measured-peak bandwidth and FLOP/s, the fractions and the binding limit).
 
 Uses only the judge's public API, so the same script measures an older checkout of the
-project (put it first on PYTHONPATH) for a before/after comparison. Prints a table last.
+project for a before/after comparison: run it from that checkout's root with it first on
+PYTHONPATH. (Before the workers were started with ``-P``, a worker took the package from the
+working directory whatever PYTHONPATH said.) Prints a table last.
 """
 
 from __future__ import annotations
