@@ -20,7 +20,6 @@ import uuid
 from pathlib import Path
 from typing import Unpack
 
-import adaexplore_mcp
 from adaexplore_mcp.judge.devices import (
     GpuInfo,
     ProbeReport,
@@ -35,7 +34,7 @@ from adaexplore_mcp.judge.pool.lane import Lane, LaneStatus, Pending
 from adaexplore_mcp.judge.pool.worker_handle import WorkerDied, WorkerHandle
 from adaexplore_mcp.judge.request import EvalOptions
 from adaexplore_mcp.judge.result import EvalResult, LintReport, Phase, ProgressCallback
-from adaexplore_mcp.judge.sandbox.limits import scrubbed_environment
+from adaexplore_mcp.judge.sandbox.limits import package_pythonpath, scrubbed_environment
 from adaexplore_mcp.judge.settings import MAX_TIMEOUT_S, JudgeSettings
 from adaexplore_mcp.judge.static_checks import precheck
 from adaexplore_mcp.judge.wire.jobs import (
@@ -115,11 +114,8 @@ class LocalJudge:
         return Lane(f"cuda:{gpu.index}", env, self.settings, gpu, lock)
 
     def _worker_env(self, *, cpu: bool, visible: str | None = None) -> dict[str, str]:
-        package_parent = str(Path(adaexplore_mcp.__file__).resolve().parent.parent)
         extra = {
-            "PYTHONPATH": os.pathsep.join(
-                p for p in (package_parent, os.environ.get("PYTHONPATH")) if p
-            ),
+            "PYTHONPATH": package_pythonpath(),
             "HOME": os.environ.get("HOME", str(self.home)),
             "PYTHONNOUSERSITE": "1",
             # hidden from user code: the judge's data (its database among it), the user's home

@@ -17,7 +17,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import adaexplore_mcp
 from adaexplore_mcp.judge.devices import nvidia_driver_present, parse_device_spec
 from adaexplore_mcp.judge.profile import launcher, target
 from adaexplore_mcp.judge.profile.errors import ProfileFailed, ProfilerUnavailable
@@ -138,11 +137,8 @@ class Profiler:
         ]
 
     def _environment(self, device: str) -> dict[str, str]:
-        package_parent = str(Path(adaexplore_mcp.__file__).resolve().parent.parent)
         extra = {
-            "PYTHONPATH": os.pathsep.join(
-                p for p in (package_parent, os.environ.get("PYTHONPATH")) if p
-            ),
+            "PYTHONPATH": limits.package_pythonpath(),
             "PYTHONNOUSERSITE": "1",
         }
         env = limits.scrubbed_environment(dict(os.environ), extra)

@@ -65,6 +65,15 @@ def become_subreaper() -> None:
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
 
 
+def package_pythonpath() -> str:
+    """PYTHONPATH for a process the judge starts: this package's own location first, then the
+    caller's PYTHONPATH. With ``python -P`` it is the only way the package is found."""
+    import adaexplore_mcp
+
+    package_parent = os.path.dirname(os.path.dirname(os.path.realpath(adaexplore_mcp.__file__)))
+    return os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p)
+
+
 def scrubbed_environment(source: dict[str, str], extra: dict[str, str]) -> dict[str, str]:
     env = {key: source[key] for key in _KEPT_VARIABLES if key in source}
     env.setdefault("PATH", "/usr/bin:/bin")
