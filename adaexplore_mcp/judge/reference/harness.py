@@ -3,10 +3,18 @@ computes the reference, and (for baselines) runs ``Model`` or its ``torch.compil
 
 The task is user code too: it runs in the same sandbox as a candidate, and it never sees the
 candidate, whose process is a different one.
+
+An evaluation's task process may serve the next evaluations of the very same task
+(``serve``; the worker decides, ``worker.kept``): its sandbox and CUDA context are kept, the
+task's module is imported afresh for every job, and no other task's code ever runs in it.
 """
 
 from __future__ import annotations
 
+import gc
+import resource
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import torch
@@ -23,8 +31,13 @@ from adaexplore_mcp.judge.subject.server import (
     payload_of,
 )
 from adaexplore_mcp.judge.subject.weights import fingerprint
-from adaexplore_mcp.judge.wire.frames import Channel
-from adaexplore_mcp.judge.wire.jobs import ChildJob
+from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed
+from adaexplore_mcp.judge.wire.jobs import (
+    ChildJob,
+    DevicePrepared,
+    handed_job_adapter,
+    task_identity,
+)
 from adaexplore_mcp.judge.wire.subject import (
     Answer,
     ArmRequest,
@@ -45,6 +58,49 @@ from adaexplore_mcp.judge.wire.subject import (
 )
 
 
+def serve(
+    job: ChildJob,
+    channel: Channel,
+    each_job: Callable[[], AbstractContextManager[None]] = nullcontext,
+) -> None:
+    """Jobs of one task in this process: the first, then, while the trusted process ends each
+    job cleanly, the worker's next jobs of the same task (an evaluation's task process only).
+    The process ends when a job ends any other way, when another task's job would come, or
+    when half its CPU-time limit is spent (the limit counts every job's time). ``each_job``
+    wraps each job (the profiling diagnostic)."""
+    identity = task_identity(job)
+    while True:
+        with each_job():
+            ended_cleanly = Reference(job, channel).run()
+        if not ended_cleanly or identity is None or not _cpu_time_to_spare():
+            return
+        _let_go_of_job()
+        try:
+            channel.send(DevicePrepared())
+            job = channel.receive(handed_job_adapter)[0].job
+        except ChannelClosed:
+            return  # the worker ended this process's service
+        if task_identity(job) != identity:
+            return  # never another task's code in a process a task ran in
+
+
+def _cpu_time_to_spare() -> bool:
+    soft, _ = resource.getrlimit(resource.RLIMIT_CPU)
+    if soft == resource.RLIM_INFINITY:
+        return True
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime < soft / 2
+
+
+def _let_go_of_job() -> None:
+    """What the last job allocated goes back to the GPU before this process waits for the
+    next: a kept process holds its context, not its last job's tensors."""
+    gc.collect()
+    if torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+
+
 class Reference:
     def __init__(self, job: ChildJob, channel: Channel) -> None:
         assert job.task is not None
@@ -56,7 +112,8 @@ class Reference:
         self.compiled: dict[str, Any] = {}
         self.kept: dict[int, tuple[str, list[Any], Any]] = {}
 
-    def run(self) -> None:
+    def run(self) -> bool:
+        """Serve one job; whether it ended cleanly (the trusted process said quit)."""
         ready = describe_platform(self.device)
         try:
             self.task = TaskModule(self.source, self.device)
@@ -64,7 +121,7 @@ class Reference:
             ready.error = failure.error
         self.channel.send(ready)
         if ready.error is not None:
-            return
+            return False
         server = Server(
             self.channel,
             self.codec,
@@ -81,7 +138,10 @@ class Reference:
             },
         )
         self._server = server
-        server.serve()
+        try:
+            return server.serve()
+        finally:
+            self.codec.forget()
 
     def build(self, request: BuildRequest, payload: bytes) -> tuple[Answer, bytes]:
         init = self.task.init_inputs(request.variant, request.overrides)

@@ -11,7 +11,9 @@ What the worker sends, on a socket of its own (``wire.jobs.ResidentOrder``):
 - ``reaped``: every process of the jobs up to then is gone. Only then are those jobs' arenas
   freed: a process that mapped an arena (or a kernel it left running) could write into it, and a
   freed allocation is the next one made. Until then they are kept, so no job of this process
-  reuses memory that a process of an earlier job could still reach.
+  reuses memory that a process of an earlier job could still reach. A task process the worker
+  keeps for later jobs (``task_kept``) is never reaped while it serves: what was shared with it
+  is kept as long as this process.
 
 Between jobs this process holds no user-code socket, no lock and no report pipe, and what it
 prints goes nowhere.
@@ -66,6 +68,9 @@ class Resident:
         self.calibrator = calibrator
         self.calibrator_ready: ReadyAnswer | None = None  # read once the job before ended
         self.unfreed: dict[int, list[Arena | LentArena]] = {}
+        # shared with a task process the worker keeps (``worker.kept``): never freed here (an
+        # evaluation shares none with its task's process; this is the rule should one ever)
+        self.kept_for_life: list[Arena | LentArena] = []
         # measured on the first timing that needs one, then kept for every later job
         self.peaks = PeakFlops(device) if device.type == "cuda" else None
 
@@ -124,9 +129,13 @@ class Resident:
                     run(job, Reporter(report_w), links, self.peaks)
             finally:
                 arenas: list[Arena | LentArena] = []
-                for link in links.values():
+                for role, link in links.items():
                     link.unmap()
-                    arenas += link.arenas()
+                    if role == "task" and order.task_kept:
+                        # the process lives on and may still map them: kept as long as this one
+                        self.kept_for_life += link.arenas()
+                    else:
+                        arenas += link.arenas()
                 self.unfreed[order.seq] = arenas
         finally:
             _print_into(None)

@@ -8,6 +8,7 @@ trusted judge process on sockets of their own, and the verdict is that process's
 
 from __future__ import annotations
 
+import hashlib
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
@@ -46,9 +47,18 @@ class ChildJob(BaseModel):
     )
 
 
+def task_identity(job: ChildJob) -> str | None:
+    """What an evaluation's task process may be kept for: the next evaluation of the very same
+    task (``worker.kept``). None for every other job: their task processes serve one job."""
+    if job.kind != "eval" or job.task is None:
+        return None
+    return hashlib.sha256(job.task.model_dump_json().encode()).hexdigest()
+
+
 class DevicePrepared(BaseModel):
-    """A user-code process to the trusted process, before any user code loads: its CUDA context
-    is made (it held the GPU lock shared meanwhile)."""
+    """A user-code process to the trusted process: ready for a job. Sent once its CUDA context
+    is made (it held the GPU lock shared meanwhile), before any user code loads; a kept task
+    process sends it again after each job it served (``worker.kept``)."""
 
     kind: Literal["prepared"] = "prepared"
 
@@ -67,6 +77,7 @@ class ResidentOrder(BaseModel):
     seq: int
     roles: list[Literal["candidate", "task"]] = Field(default_factory=list)
     calibrated: bool = False  # the job uses the null subject
+    task_kept: bool = False  # the task's process outlives the job (``worker.kept``)
 
 
 resident_order_adapter: TypeAdapter[ResidentOrder] = TypeAdapter(ResidentOrder)

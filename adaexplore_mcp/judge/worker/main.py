@@ -30,6 +30,7 @@ from adaexplore_mcp.judge.wire.jobs import (
     ShutdownMessage,
     to_worker,
 )
+from adaexplore_mcp.judge.worker.kept import KeptTasks
 from adaexplore_mcp.judge.worker.resident import Residents
 from adaexplore_mcp.judge.worker.spares import Spares
 from adaexplore_mcp.judge.worker.supervise import Shutdown, supervise
@@ -47,6 +48,7 @@ class Worker:
         self._triton_helpers: dict[str, bytes] | None = None
         self.spares = Spares(self.job_root)
         self.residents = Residents()
+        self.kept_tasks = KeptTasks()
 
     def serve(self) -> None:
         started = time.perf_counter()
@@ -84,13 +86,15 @@ class Worker:
                 # a CancelMessage for a job that already ended needs no answer
         finally:
             self.spares.close()
+            self.kept_tasks.close()
             self.residents.retire()
             _reap_all(within_s=5.0)
             shutil.rmtree(self.runtime, ignore_errors=True)
 
     def kept_pids(self) -> set[int]:
-        """The children that outlive a job: the next job's spare set and the resident pair."""
-        return self.spares.pids() | self.residents.pids()
+        """The children that outlive a job: the next job's spare set, the resident pair and a
+        kept task process."""
+        return self.spares.pids() | self.residents.pids() | self.kept_tasks.pids()
 
     def job_root(self) -> str:
         return tempfile.mkdtemp(prefix="job-", dir=self.runtime)

@@ -39,6 +39,26 @@ class Forked:
     output_fd: int  # the read end of its stdout/stderr
     setup_fd: int | None = None  # the read end of its sandbox report, for user-code processes
     status: int | None = None
+    sock: socket.socket | None = None  # the trusted end of its socket, once out of its set
+
+    def alive(self) -> bool:
+        try:
+            pid, _ = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:  # reaped already
+            return False
+        return not pid
+
+    def end(self) -> None:
+        """Kill it (and whatever it started) and close the worker's ends."""
+        limits.kill_group(self.pid)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        for fd in (self.output_fd, self.setup_fd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        if self.sock is not None:
+            self.sock.close()
 
 
 @dataclass
@@ -53,7 +73,11 @@ class ForkPlan:
 
     def key(self) -> str:
         """Two jobs whose plans have the same key can run in the same processes."""
-        return f"{self.timeout_s!r} {self.roles} {self.job.model_dump_json()}"
+        return f"{self.timeout_s!r} {self.roles} {self.kind_key()}"
+
+    def kind_key(self) -> str:
+        """The key but for the roles: processes of two plans of one kind are interchangeable."""
+        return f"{self.timeout_s!r} {self.job.model_dump_json()}"
 
 
 def template_of(job: ChildJob) -> ChildJob:
@@ -78,14 +102,17 @@ class Started:
     sockets: dict[str, socket.socket]  # role -> the trusted end of that process's socket
 
     def alive(self) -> bool:
-        for process in self.processes:
-            try:
-                pid, _ = os.waitpid(process.pid, os.WNOHANG)
-            except ChildProcessError:  # reaped already
-                return False
-            if pid:
-                return False
-        return True
+        return all(process.alive() for process in self.processes)
+
+    def detach(self, role: str) -> Forked | None:
+        """Take ``role``'s process out of the set, with the trusted end of its socket
+        (``Forked.sock``): the set's end no longer ends it."""
+        process = next((p for p in self.processes if p.role == role), None)
+        if process is None:
+            return None
+        self.processes.remove(process)
+        process.sock = self.sockets.pop(role)
+        return process
 
     def let_go_of_sockets(self) -> None:
         """The worker's copies, once the trusted process holds its own."""
@@ -97,13 +124,7 @@ class Started:
         """Kill every process of the set and close the worker's ends."""
         self.let_go_of_sockets()
         for process in self.processes:
-            limits.kill_group(process.pid)
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(process.pid, signal.SIGKILL)
-            for fd in (process.output_fd, process.setup_fd):
-                if fd is not None:
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
+            process.end()
 
 
 def roles_for(job: ChildJob) -> tuple[str, ...]:
@@ -219,10 +240,9 @@ def _user_code(plan: ForkPlan, role: str, theirs: socket.socket, out_w: int, set
 
         CandidateSubject(job, channel, os.getcwd()).run()
     else:
-        from adaexplore_mcp.judge.reference.harness import Reference
+        from adaexplore_mcp.judge.reference.harness import serve
 
-        with profiled(plan.env, role):
-            Reference(job, channel).run()
+        serve(job, channel, each_job=lambda: profiled(plan.env, role))
 
 
 def prepare_device(channel: Channel, device: str, lock_fds: tuple[int, int] | None) -> None:

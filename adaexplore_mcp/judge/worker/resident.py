@@ -80,21 +80,28 @@ class ResidentPair:
                 return False
         return True
 
-    def hand(self, job: ChildJob, started: Started) -> Handed:
-        """Give the resident ``job`` and the user-code processes of ``started``. If it is gone,
-        the job's report pipe ends without a report (the job ends as ``crashed``)."""
+    def hand(self, job: ChildJob, started: Started, task: Forked | None = None) -> Handed:
+        """Give the resident ``job`` and the user-code processes of ``started``, and ``task``, a
+        task process the worker keeps (``worker.kept``; its socket stays the worker's too). If
+        the resident is gone, the job's report pipe ends without a report (the job ends as
+        ``crashed``)."""
         job_r, job_w = os.pipe()
         report_r, report_w = os.pipe()
         out_r, out_w = os.pipe()
-        roles = [role for role in USER_ROLES if role in started.sockets]
+        sockets = dict(started.sockets)
+        if task is not None:
+            assert task.sock is not None
+            sockets["task"] = task.sock
+        roles = [role for role in USER_ROLES if role in sockets]
         self._handed_seq += 1
         order = ResidentOrder(
             kind="job",
             seq=self._handed_seq,
             roles=roles,  # type: ignore[arg-type]
             calibrated="calibrator" in roles_for(job),
+            task_kept=task is not None,
         )
-        fds = [job_r, report_w, out_w, *(started.sockets[role].fileno() for role in roles)]
+        fds = [job_r, report_w, out_w, *(sockets[role].fileno() for role in roles)]
         try:
             socket.send_fds(self.control, [order.model_dump_json().encode()], fds)
             sent = True

@@ -16,7 +16,7 @@ import dataclasses
 import shutil
 from collections.abc import Callable
 
-from adaexplore_mcp.judge.worker.processes import ForkPlan, Started, start
+from adaexplore_mcp.judge.worker.processes import USER_ROLES, ForkPlan, Started, start
 
 
 class Spares:
@@ -25,11 +25,12 @@ class Spares:
         self._set: Started | None = None
 
     def start(self, plan: ForkPlan) -> Started:
-        """The processes for ``plan``: the spare set where it fits, else a fresh set."""
+        """The processes for ``plan``: the spare set where it fits (a process of a role the plan
+        lacks ended, one of a role the spare set lacks forked now), else a fresh set."""
         spare, self._set = self._set, None
         if spare is not None:
-            if spare.plan.key() == plan.key() and spare.alive():
-                return spare
+            if spare.plan.kind_key() == plan.kind_key() and spare.alive():
+                return _fitted(spare, plan)
             end(spare)
         return start(dataclasses.replace(plan, fallback_root=self._new_root()))
 
@@ -51,3 +52,19 @@ def end(started: Started) -> None:
     """Kill a set's processes and remove its scratch directories."""
     started.end()
     shutil.rmtree(started.plan.fallback_root, ignore_errors=True)
+
+
+def _fitted(spare: Started, plan: ForkPlan) -> Started:
+    for role in [p.role for p in spare.processes if p.role not in plan.roles]:
+        unwanted = spare.detach(role)
+        assert unwanted is not None
+        unwanted.end()
+    have = {p.role for p in spare.processes}
+    missing = tuple(role for role in plan.roles if role in USER_ROLES and role not in have)
+    plan = dataclasses.replace(plan, fallback_root=spare.plan.fallback_root)
+    if missing:
+        extra = start(dataclasses.replace(plan, roles=missing))
+        spare.processes += extra.processes
+        spare.sockets.update(extra.sockets)
+    spare.plan = plan
+    return spare

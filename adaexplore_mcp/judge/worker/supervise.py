@@ -4,6 +4,7 @@ the others, enforce the deadline, and clean up. Returns how the job ended (``Chi
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import selectors
 import signal
@@ -27,6 +28,7 @@ from adaexplore_mcp.judge.wire.jobs import (
     to_worker,
 )
 from adaexplore_mcp.judge.worker import spares
+from adaexplore_mcp.judge.worker.kept import kept_key
 from adaexplore_mcp.judge.worker.processes import Forked, ForkPlan, Started, roles_for, template_of
 from adaexplore_mcp.judge.worker.resident import Handed
 
@@ -75,19 +77,32 @@ def supervise(message: JobMessage, worker: Worker) -> ChildOutcome:
         roles=roles_for(job),
         triton_helpers=worker.triton_helpers(job.device),
     )
+    # an evaluation's task process may be one kept from the last evaluation of this task, and
+    # may be kept for the next (``worker.kept``): the next job's spare set then has no task's
+    key = kept_key(plan, job)
+    task = worker.kept_tasks.take(key)
+    if task is not None:
+        plan = dataclasses.replace(plan, roles=tuple(r for r in plan.roles if r != "task"))
     if not limits.kill_children(keep=worker.kept_pids()):
         worker.residents.reaped()  # the last jobs' processes are gone: their memory may go
     started = worker.spares.start(plan)
+    if key is not None and task is None:
+        task = started.detach("task")
     resident = worker.residents.for_job(job)
-    handed = resident.hand(job, started)
+    handed = resident.hand(job, started, task)
+    next_plan = plan
+    if key is not None:
+        next_plan = dataclasses.replace(plan, roles=tuple(r for r in plan.roles if r != "task"))
 
     def prepare_next() -> None:
         if job.kind == "eval":
-            worker.spares.fill(plan)
+            worker.spares.fill(next_plan)
 
     outcome: ChildOutcome | None = None
     try:
-        supervisor = _Supervisor(message, worker, started, handed, time.monotonic(), prepare_next)
+        supervisor = _Supervisor(
+            message, worker, started, handed, time.monotonic(), prepare_next, task
+        )
         outcome = supervisor.run()
         return outcome
     finally:
@@ -97,8 +112,22 @@ def supervise(message: JobMessage, worker: Worker) -> ChildOutcome:
                 os.close(fd)
         if outcome is None or outcome.end != "reported":
             worker.residents.retire()  # it may be stuck in the job, or damaged by it
+        if task is not None:
+            assert key is not None
+            if _served_cleanly(outcome):
+                worker.kept_tasks.keep(key, task)
+            else:
+                worker.kept_tasks.release(task)
         limits.kill_children(keep=worker.kept_pids())
         prepare_next()
+
+
+def _served_cleanly(outcome: ChildOutcome | None) -> bool:
+    """An evaluation that ended in a report that is not the task's failure, its task's process
+    still there: it may serve the next."""
+    if outcome is None or outcome.end != "reported" or outcome.task_exit is not None:
+        return False
+    return (outcome.report or {}).get("kind") == "eval"
 
 
 class _Supervisor:
@@ -110,9 +139,11 @@ class _Supervisor:
         handed: Handed,
         started: float,
         prepare_next: Callable[[], None],
+        task: Forked | None = None,
     ) -> None:
         self.message, self.worker = message, worker
-        self.processes = [handed.trusted, *forked.processes]
+        self.processes = [handed.trusted, *forked.processes, *([task] if task else [])]
+        self.kept_task = task
         # without a private filesystem view the working directory is a directory of the host,
         # which no tmpfs bounds: its size is watched instead
         root = forked.plan.fallback_root
@@ -182,7 +213,11 @@ class _Supervisor:
 
     def _lost(self, role: str) -> bool:
         error = ((self.report or {}).get("body") or {}).get("error") or {}
-        return bool(error.get("type") == "Crash") if role == "candidate" else True
+        if role == "candidate":
+            return bool(error.get("type") == "Crash")
+        if self.kept_task is not None:  # it lives on unless the task failed
+            return (self.report or {}).get("kind") == "task_error"
+        return True
 
     def _loop(self) -> str:
         selector = selectors.DefaultSelector()
