@@ -9,14 +9,22 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from pydantic import BaseModel, Field
 
 from adaexplore_mcp.judge.devices import GpuInfo
 from adaexplore_mcp.judge.exceptions import JudgeUnavailable, QueueFull
+from adaexplore_mcp.judge.pool.affinity import AffinityQueue
 from adaexplore_mcp.judge.pool.worker_handle import WorkerDied, WorkerHandle
 from adaexplore_mcp.judge.settings import JudgeSettings
-from adaexplore_mcp.judge.wire.jobs import ChildOutcome, JobMessage, PhaseMessage, ReadyMessage
+from adaexplore_mcp.judge.wire.jobs import (
+    ChildOutcome,
+    JobMessage,
+    PhaseMessage,
+    ReadyMessage,
+    task_identity,
+)
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +52,14 @@ class Pending:
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     enqueued: float = field(default_factory=time.monotonic)
     started: float | None = None
+    passed_over: int = 0  # times a worker took a later job of the task it keeps
+
+    @cached_property
+    def affinity(self) -> str | None:
+        return task_identity(self.message.child)
+
+    def abandoned(self) -> bool:
+        return self.future.done()
 
 
 class Lane:
@@ -65,7 +81,11 @@ class Lane:
         self.sandbox_required = settings.sandbox.required
         default_workers = 2 if gpu is None else 4
         self.size = settings.workers_per_device or default_workers
-        self.queue: asyncio.Queue[Pending] = asyncio.Queue(maxsize=settings.max_queue)
+        # a worker takes a job of the task whose process it keeps first (``pool.affinity``)
+        self.queue: AffinityQueue[Pending] = AffinityQueue(
+            settings.max_queue, patience=2 * self.size
+        )
+        self.kept_task: list[str | None] = [None] * self.size  # by worker
         self.busy = 0
         self.served = 0
         self.handles: list[WorkerHandle | None] = [None] * self.size
@@ -135,19 +155,19 @@ class Lane:
     def _drop_abandoned(self) -> None:
         # A caller that gave up (a client that disconnected) would otherwise hold its place in
         # a full queue until a worker reaches it, and newcomers would be refused for nothing.
-        waiting = [self.queue.get_nowait() for _ in range(self.queue.qsize())]
-        for pending in waiting:
-            if not pending.future.done():
-                self.queue.put_nowait(pending)
+        self.queue.drop_abandoned()
 
     async def _consume(self, index: int) -> None:
         while True:
-            pending = await self.queue.get()
+            pending = await self.queue.get(self.kept_task[index])
             if pending.future.done():  # cancelled while it waited
                 continue
             self.busy += 1
+            self.kept_task[index] = None
             try:
                 outcome = await self._run(index, pending)
+                if outcome.end == "reported":  # the worker keeps the task's process (an eval's)
+                    self.kept_task[index] = pending.affinity
                 if not pending.future.done():
                     pending.future.set_result(outcome)
             except Exception as exc:
