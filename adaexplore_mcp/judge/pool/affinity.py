@@ -10,6 +10,7 @@ the next one taken, whatever the worker keeps.
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections import deque
 from typing import Generic, Protocol, TypeVar
 
@@ -47,11 +48,7 @@ class AffinityQueue(Generic[Q]):
         if self.full():
             raise asyncio.QueueFull
         self._items.append(item)
-        while self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                break
+        self._wake_next()
 
     def get_nowait(self, affinity: str | None = None) -> Q:
         """The oldest job of ``affinity`` if one may be taken, else the oldest job."""
@@ -60,7 +57,7 @@ class AffinityQueue(Generic[Q]):
         index = self._choose(affinity)
         item = self._items[index]
         del self._items[index]
-        for skipped in list(self._items)[:index]:
+        for skipped in itertools.islice(self._items, index):
             skipped.passed_over += 1
         return item
 

@@ -42,7 +42,7 @@ def kept_key(plan: ForkPlan, job: ChildJob) -> str | None:
     identity = task_identity(job)
     if identity is None:
         return None
-    return f"{identity} {plan.timeout_s!r} {plan.job.model_dump_json()}"
+    return f"{identity} {plan.kind_key()}"
 
 
 class KeptTask:
@@ -107,9 +107,6 @@ class KeptTasks:
 
     def pids(self) -> set[int]:
         return {self._kept.process.pid} if self._kept is not None else set()
-
-    def holds(self) -> bool:
-        return self._kept is not None
 
     def close(self) -> None:
         if self._kept is not None:

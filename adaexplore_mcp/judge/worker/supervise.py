@@ -81,8 +81,9 @@ def supervise(message: JobMessage, worker: Worker) -> ChildOutcome:
     # may be kept for the next (``worker.kept``): the next job's spare set then has no task's
     key = kept_key(plan, job)
     task = worker.kept_tasks.take(key)
+    without_task = dataclasses.replace(plan, roles=tuple(r for r in plan.roles if r != "task"))
     if task is not None:
-        plan = dataclasses.replace(plan, roles=tuple(r for r in plan.roles if r != "task"))
+        plan = without_task
     if not limits.kill_children(keep=worker.kept_pids()):
         worker.residents.reaped()  # the last jobs' processes are gone: their memory may go
     started = worker.spares.start(plan)
@@ -90,9 +91,7 @@ def supervise(message: JobMessage, worker: Worker) -> ChildOutcome:
         task = started.detach("task")
     resident = worker.residents.for_job(job)
     handed = resident.hand(job, started, task)
-    next_plan = plan
-    if key is not None:
-        next_plan = dataclasses.replace(plan, roles=tuple(r for r in plan.roles if r != "task"))
+    next_plan = without_task if key is not None else plan
 
     def prepare_next() -> None:
         if job.kind == "eval":
