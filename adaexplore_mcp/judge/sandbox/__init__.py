@@ -17,6 +17,7 @@ import os
 import signal
 import struct
 import sys
+import tempfile
 from dataclasses import dataclass, field
 
 from adaexplore_mcp.judge.result import SandboxReport
@@ -104,6 +105,7 @@ def enter(spec: Spec) -> SandboxReport:
     limits.apply(spec.limits)
     os.environ.clear()
     os.environ.update(_scratch_env(workdir, tmpdir) | spec.env)
+    tempfile.tempdir = None  # what the parent cached before the fork: tempfile reads TMPDIR again
     os.makedirs(tmpdir, exist_ok=True)
     os.chdir(workdir)
     namespaces.drop_capabilities()
