@@ -181,11 +181,12 @@ def test_processes_a_kernel_may_start_are_killed_with_it(loop_thread, tmp_path):
             leftovers.append(pid)
     assert leftovers == []
     # what the worker keeps is its resident trusted process, the task's process (kept for the
-    # next evaluation of the same task) and a spare candidate's process; the second evaluation
-    # ran in the first one's spare, which ended with it; the same trusted process and the same
-    # task process served both
-    assert len(after_first) == len(after_second) == 3
-    assert len(set(after_first) & set(after_second)) == 2
+    # next evaluation of the same task) and a spare set (a candidate's process, and a task's
+    # process set aside, unused, for another task); the second evaluation ran in the first
+    # one's spare candidate, which ended with it; the same trusted process and the same task
+    # process served both
+    assert len(after_first) == len(after_second) == 4
+    assert len(set(after_first) & set(after_second)) == 3
 
 
 def test_no_state_leaks_from_one_evaluation_to_the_next(unguarded_judge):

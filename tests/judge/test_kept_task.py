@@ -16,7 +16,7 @@ import pytest
 from adaexplore_mcp.judge import LocalJudge, Status
 from adaexplore_mcp.judge.pool.affinity import AffinityQueue
 from adaexplore_mcp.judge.reference import harness
-from adaexplore_mcp.judge.settings import IntegritySettings
+from adaexplore_mcp.judge.settings import IntegritySettings, SandboxSettings
 from adaexplore_mcp.judge.wire.frames import encode
 from adaexplore_mcp.judge.wire.jobs import DevicePrepared
 from adaexplore_mcp.judge.wire.subject import OkAnswer
@@ -154,11 +154,57 @@ def test_the_same_task_reuses_its_process_and_another_task_gets_a_fresh_one(loop
             return results, children
 
     results, children = loop_thread.run(run())
-    assert [r.status for r in results[:2]] == [Status.CORRECT, Status.CORRECT]
-    # the trusted process and the task's process served both softmax evaluations
-    assert len(children[0] & children[1]) == 2
-    # another task: the same trusted process, a task process of its own
-    assert len(children[1] & children[2]) == 1
+    assert [r.status for r in results] == [Status.CORRECT, Status.CORRECT, Status.INCORRECT]
+    # the trusted process and the task's process served both softmax evaluations, and the
+    # spare set's task process, unused, was set aside
+    assert len(children[0] & children[1]) == 3
+    # another task: the same trusted process, and the task process set aside, never used
+    assert len(children[1] & children[2]) == 2
+
+
+def test_a_task_switch_takes_a_task_process_started_before_its_job(loop_thread, tmp_path):
+    """A search that moves to another task does not wait for a fork and a CUDA context: the
+    spare task process, unused while the kept one served, serves the new task."""
+    plain = module("return torch.softmax(x, -1)")
+
+    async def run():
+        async with LocalJudge(_one_worker(), home=tmp_path) as judge:
+            await judge.evaluate(SOFTMAX, plain)
+            await judge.evaluate(SOFTMAX, plain)
+            await asyncio.sleep(0.2)
+            before = set(_worker_children(judge))
+            switched = await judge.evaluate(POISONING, plain)
+            await asyncio.sleep(0.2)
+            return switched, before, set(_worker_children(judge))
+
+    switched, before, after = loop_thread.run(run())
+    assert switched.status is Status.INCORRECT  # the poisoned reference is zeros
+    assert len(before) == 4  # trusted, the kept task, the spare candidate, the set-aside task
+    assert len(before & after) == 2  # trusted, and the set-aside task now kept for its task
+
+
+# A task that writes a scratch file where it runs, as it is imported (every job imports it).
+SCRATCH_WRITER = parse_task(
+    "import pathlib, tempfile\n"
+    "pathlib.Path('scratch.txt').write_text('x')\n"
+    "tempfile.NamedTemporaryFile().close()\n" + SOFTMAX.source.split('"""', 2)[2],
+    name="scratch_writing_softmax",
+)
+
+
+def test_a_kept_task_process_without_a_private_view_keeps_its_directories(loop_thread, tmp_path):
+    """Without a private filesystem view a process's work/ and tmp/ are real directories under
+    its set's. A task process outlives its set (kept, or set aside): when the set's directories
+    went with the set, its next evaluation failed to write where it runs."""
+    plain = module("return torch.softmax(x, -1)")
+    settings = _one_worker(sandbox=SandboxSettings(private_filesystem=False, required=False))
+
+    async def run():
+        async with LocalJudge(settings, home=tmp_path) as judge:
+            return [await judge.evaluate(SCRATCH_WRITER, plain) for _ in range(3)]
+
+    results = loop_thread.run(run())
+    assert [r.status for r in results] == [Status.CORRECT] * 3, [r.message for r in results]
 
 
 def test_a_task_that_poisons_torch_never_computes_another_tasks_reference(loop_thread, tmp_path):
@@ -196,4 +242,6 @@ def test_a_job_that_times_out_ends_the_kept_task_process(loop_thread, tmp_path):
     first, hung, after_hang, before, after = loop_thread.run(run())
     assert first.status is Status.CORRECT and after_hang.status is Status.CORRECT
     assert hung.status is Status.TIMEOUT
-    assert not before & after  # trusted process and task process both replaced
+    # the trusted process and the kept task process both replaced: only the task process set
+    # aside, which the hung job never reached, lives on (it served the job after)
+    assert len(before) == 4 and len(before & after) == 1

@@ -170,16 +170,16 @@ def _settle(pid: int, count: int, within_s: float) -> set[int]:
 
 
 def _leftovers(workers: set[int], within_s: float) -> dict[int, list[int]]:
-    """Per worker, what it has beyond one spare set: at most three processes (trusted,
-    candidate, task), each with at most its sandbox's two (a PID namespace's init and the
-    process that runs user code)."""
+    """Per worker, what it has beyond what it keeps between jobs: at most four processes (the
+    trusted one, a kept task process, a spare candidate's and a task's set aside), each with at
+    most its sandbox's two (a PID namespace's init and the process that runs user code)."""
     deadline = time.monotonic() + within_s
     while True:
         extra = {}
         for worker in workers:
             children = _children(worker)
             below = [len(descendants(child)) for child in children]
-            if len(children) > 3 or any(count > 2 for count in below):
+            if len(children) > 4 or any(count > 2 for count in below):
                 extra[worker] = children
         if not extra or time.monotonic() >= deadline:
             return extra

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -40,6 +41,7 @@ class Forked:
     setup_fd: int | None = None  # the read end of its sandbox report, for user-code processes
     status: int | None = None
     sock: socket.socket | None = None  # the trusted end of its socket, once out of its set
+    scratch: str | None = None  # its real work/ and tmp/ when it has no private view
 
     def alive(self) -> bool:
         try:
@@ -59,6 +61,10 @@ class Forked:
                     os.close(fd)
         if self.sock is not None:
             self.sock.close()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            with contextlib.suppress(OSError):  # its set's directory, once the last one is gone
+                os.rmdir(os.path.dirname(self.scratch))
 
 
 @dataclass
@@ -158,10 +164,16 @@ def start(plan: ForkPlan) -> Started:
             _child(plan, role, theirs, out_w, setup_w)
         os.close(out_w)
         os.close(setup_w)
-        forked.append(Forked(role, pid, out_r, setup_r))
+        forked.append(Forked(role, pid, out_r, setup_r, scratch=_scratch(plan, role)))
     for _, theirs in pairs.values():
         theirs.close()
     return Started(plan, forked, {role: ours for role, (ours, _) in pairs.items()})
+
+
+def _scratch(plan: ForkPlan, role: str) -> str:
+    """A process's own directory under its set's: it goes with the process, which may outlive
+    its set (``worker.kept``, ``worker.spares``)."""
+    return os.path.join(plan.fallback_root, role)
 
 
 def _child(plan: ForkPlan, role: str, theirs: socket.socket, out_w: int, setup_w: int) -> None:
@@ -207,7 +219,7 @@ def _user_code(plan: ForkPlan, role: str, theirs: socket.socket, out_w: int, set
         ),
         env=dict(plan.env),
         private_dirs=plan.private_dirs,
-        fallback_root=os.path.join(plan.fallback_root, role),
+        fallback_root=_scratch(plan, role),
         workdir_bytes=job.output_limit_bytes,
         tmp_bytes=settings.cache_limit_mb * 2**20,
         writable_binds=_binds(job, role),

@@ -78,12 +78,13 @@ def supervise(message: JobMessage, worker: Worker) -> ChildOutcome:
         triton_helpers=worker.triton_helpers(job.device),
     )
     # an evaluation's task process may be one kept from the last evaluation of this task, and
-    # may be kept for the next (``worker.kept``): the next job's spare set then has no task's
+    # may be kept for the next (``worker.kept``); the spare set's is then set aside, unused,
+    # for the next job of another task (``worker.spares``)
+    next_plan = plan
     key = kept_key(plan, job)
     task = worker.kept_tasks.take(key)
-    without_task = dataclasses.replace(plan, roles=tuple(r for r in plan.roles if r != "task"))
     if task is not None:
-        plan = without_task
+        plan = dataclasses.replace(plan, roles=tuple(r for r in plan.roles if r != "task"))
     if not limits.kill_children(keep=worker.kept_pids()):
         worker.residents.reaped()  # the last jobs' processes are gone: their memory may go
     started = worker.spares.start(plan)
@@ -91,7 +92,6 @@ def supervise(message: JobMessage, worker: Worker) -> ChildOutcome:
         task = started.detach("task")
     resident = worker.residents.for_job(job)
     handed = resident.hand(job, started, task)
-    next_plan = without_task if key is not None else plan
 
     def prepare_next() -> None:
         if job.kind == "eval":
