@@ -67,6 +67,10 @@ def read_source(path: Path, limit: int) -> str:
     return data.decode("utf-8")
 
 
+# module-level names that tell the judge about the task, not sizes of its benchmark shape
+HINTS = ("SMALL_SHAPES", "ODD_SHAPES", "TOLERANCE", "READ_FRACTION")
+
+
 def parse_task(
     source: str, *, name: str, path: Path | None = None, level: int | None = None
 ) -> Task:
@@ -90,7 +94,7 @@ def parse_task(
     benchmark_globals = {
         key: value
         for key, (value, _) in literals.items()
-        if isinstance(value, ShapeValue) and key not in ("SMALL_SHAPES", "ODD_SHAPES")
+        if isinstance(value, ShapeValue) and key not in HINTS
     }
     variants = [ShapeVariant(name="benchmark", role=VariantRole.BENCHMARK)]
     small: dict[str, ShapeValue] = {}
@@ -130,6 +134,20 @@ def parse_task(
     elif "TOLERANCE" in defined:
         raise _not_literal("TOLERANCE", defined["TOLERANCE"], display)
 
+    read_fraction = 1.0
+    if "READ_FRACTION" in literals:
+        value, line = literals["READ_FRACTION"]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+            raise TaskError(
+                "READ_FRACTION must be a number in (0, 1]: the least fraction of the inputs' "
+                f"bytes a correct kernel reads, got {value!r}",
+                path=display,
+                line=line,
+            )
+        read_fraction = float(value)
+    elif "READ_FRACTION" in defined:
+        raise _not_literal("READ_FRACTION", defined["READ_FRACTION"], display)
+
     docstring = ast.get_docstring(tree) or ""
     summary, _, description = docstring.partition("\n")
     return Task(
@@ -142,6 +160,7 @@ def parse_task(
         variants=tuple(variants),
         tolerance=tolerance,
         globals=benchmark_globals,
+        read_fraction=read_fraction,
     )
 
 

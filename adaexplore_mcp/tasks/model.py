@@ -54,6 +54,14 @@ class Task(BaseModel, frozen=True):
     globals: dict[str, ShapeValue] = Field(
         default_factory=dict, description="The module's literal globals (the benchmark shape)."
     )
+    read_fraction: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description="The least fraction of its inputs' and parameters' bytes a correct kernel "
+        "must read (READ_FRACTION): below 1 for a task whose inputs hold padding a good kernel "
+        "skips. The judge's speed-of-light check counts only that much.",
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -115,6 +115,26 @@ def test_an_impossible_speedup_is_measured_against_the_bandwidth():
     assert "1024.0 MiB" in caught.value.detail and "4000 GB/s" in caught.value.detail
 
 
+def test_padding_a_task_declares_is_not_counted_as_bytes_a_kernel_must_read():
+    """decode_attention's bundled solution took 0.448 ms on an H100 (2961 GB/s measured) and
+    was rejected: its 2 GiB of inputs are half padding, which it rightly skips. The task says so
+    (READ_FRACTION = 0.5); a kernel that skips the work is still caught."""
+    cache = 2 * 2**30
+    with pytest.raises(Violation):
+        integrity.speed_of_light(0.448, cache, 2.961e12, 0.7)
+    integrity.speed_of_light(0.448, cache, 2.961e12, 0.7, read_fraction=0.5)
+    with pytest.raises(Violation) as caught:
+        integrity.speed_of_light(0.05, cache, 2.961e12, 0.7, read_fraction=0.5)
+    assert "1024.0 MiB" in caught.value.detail and "(0.5 of 2048.0 MiB)" in caught.value.detail
+
+
+def test_the_bundled_padded_task_declares_its_padding():
+    from adaexplore_mcp.tasks import get_bundled_task
+
+    assert get_bundled_task("decode_attention").read_fraction == 0.5
+    assert get_bundled_task("softmax").read_fraction == 1.0
+
+
 def test_every_check_is_raised_from_one_module():
     """``trusted.integrity`` decides every run-time verdict; no other module raises one."""
     from pathlib import Path

@@ -83,6 +83,10 @@ def test_hash_is_stable_and_tracks_source_and_shapes():
         ),
         (('SMALL_SHAPES = {"n": 64}', 'SMALL_SHAPES = {"n": [64]}'), "must be a number"),
         (('SMALL_SHAPES = {"n": 64}', 'TOLERANCE = {"atol": -1, "rtol": 0}'), "TOLERANCE must be"),
+        (('SMALL_SHAPES = {"n": 64}', "READ_FRACTION = 0"), "READ_FRACTION must be a number"),
+        (('SMALL_SHAPES = {"n": 64}', "READ_FRACTION = 1.5"), "READ_FRACTION must be a number"),
+        (('SMALL_SHAPES = {"n": 64}', "READ_FRACTION = True"), "READ_FRACTION must be a number"),
+        (('SMALL_SHAPES = {"n": 64}', "READ_FRACTION = n / 2"), "READ_FRACTION must be a plain"),
     ],
 )
 def test_broken_task_files_get_precise_errors(edit, expected):
@@ -90,6 +94,15 @@ def test_broken_task_files_get_precise_errors(edit, expected):
     assert old in GOOD
     with pytest.raises(TaskError, match=expected.replace("(", r"\(").replace(")", r"\)")):
         parse_task(GOOD.replace(old, new), name="broken", path=Path("broken.py"))
+
+
+def test_read_fraction_is_read_without_running_the_task_and_is_no_size():
+    plain = parse_task(GOOD, name="plain")
+    assert plain.read_fraction == 1.0
+    task = parse_task(GOOD + "\nREAD_FRACTION = 0.5\n", name="padded")
+    assert task.read_fraction == 0.5
+    assert "READ_FRACTION" not in task.globals
+    assert all("READ_FRACTION" not in variant.overrides for variant in task.variants)
 
 
 def test_error_names_file_and_line(tmp_path: Path):

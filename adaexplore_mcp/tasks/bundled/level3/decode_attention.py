@@ -58,7 +58,10 @@ def get_init_inputs():
     return []
 
 
-# adaexplore-mcp shape sets (KernelBench ignores these names)
+# adaexplore-mcp hints (KernelBench ignores these names)
+# the valid prefixes hold half the cache (lengths spread evenly up to max_seq_len): a kernel that
+# reads only them must not be taken for one that skipped its work
+READ_FRACTION = 0.5
 SMALL_SHAPES = {"batch_size": 2, "num_heads": 4, "max_seq_len": 128, "head_dim": 32}
 ODD_SHAPES = [
     {"batch_size": 3, "num_heads": 5, "max_seq_len": 100, "head_dim": 48},
