@@ -10,7 +10,9 @@
   median runtime against timers in this process: ``triton.testing.do_bench`` on the same
   kernel (its median, calls cycling through 8 seeded input sets, L2 flushed before every call:
   as shipped, by zeroing a buffer, and with a flush that reads it and leaves L2 clean), the
-  judge's own quantity without its second process (``fresh_inputs.py``: K back-to-back calls
+  judge's own quantity timed by do_bench (K back-to-back calls, each on an input set of its
+  own, after do_bench's one flush, at the judge's K), the same quantity without do_bench
+  and without the judge's second process (``fresh_inputs.py``: K back-to-back calls
   on fresh inputs after one flush, at the judge's K), and CUPTI's kernel durations in that
   regime; and the spread (max/min - 1) of the repeated medians, quiet and while other
   evaluations keep the judge's other workers busy.
@@ -121,6 +123,25 @@ def do_bench_ms(name: str, flush: str = "write") -> float:
         driver.clear_cache = shipped
 
 
+def do_bench_span_ms(name: str, calls: int) -> float:
+    """``triton.testing.do_bench`` timing what the judge times: ``calls`` back-to-back calls,
+    each on an input set of its own, after one flush (do_bench's, as it ships), per call."""
+    import torch
+    import triton.testing
+    from fresh_inputs import input_sets, task_and_solution
+
+    task, model = task_and_solution(name)
+    sets = input_sets(task, calls)
+
+    def span() -> None:
+        for values in sets:
+            model(*values)
+
+    with torch.no_grad():
+        total = triton.testing.do_bench(span, warmup=100, rep=1000, return_mode="median")
+    return float(total) / calls
+
+
 # -- the measurements ---------------------------------------------------------------------------
 
 
@@ -177,6 +198,7 @@ def independent_timers(out: dict) -> dict:
         calls = [r["timing"]["calls_per_span"] for r in out[name]["quiet"] if r["timing"]]
         if calls:
             k = int(statistics.median(calls))
+            out[name]["do_bench_span_ms"] = do_bench_span_ms(name, k)
             rows = measure(name, [k], repeats=15, budget_bytes=2**40, modes=("fresh", "cupti"))
             out[name]["fresh_ms"] = rows[0]["fresh"]
             out[name]["cupti_ms"] = rows[0]["cupti"]
@@ -278,7 +300,7 @@ def summarize_sol(out: dict) -> None:
 def summarize_fidelity(out: dict) -> None:
     print(
         f"{'task':26} {'judge ms':>10} {'do_bench':>10} {'ratio':>7} {'db read':>10} {'ratio':>7} "
-        f"{'fresh K':>10} {'ratio':>7} "
+        f"{'db span':>10} {'ratio':>7} {'fresh K':>10} {'ratio':>7} "
         f"{'CUPTI':>10} {'ratio':>7} {'quiet':>7} {'loaded':>7} {'K':>4} {'spans':>5} "
         f"{'handoff':>8} {'excess':>8}"
     )
@@ -294,12 +316,14 @@ def summarize_fidelity(out: dict) -> None:
         fresh = data.get("fresh_ms") or float("nan")
         cupti = data.get("cupti_ms") or float("nan")
         read = data.get("do_bench_read_ms") or float("nan")
+        span = data.get("do_bench_span_ms") or float("nan")
         excess = statistics.median(
             (r["timing"] or {}).get("fill_excess_ms", float("nan")) for r in data["quiet"]
         )
         print(
             f"{name:26} {median:10.4f} {data['do_bench_ms']:10.4f} "
             f"{median / data['do_bench_ms']:7.3f} {read:10.4f} {median / read:7.3f} "
+            f"{span:10.4f} {median / span:7.3f} "
             f"{fresh:10.4f} {median / fresh:7.3f} "
             f"{cupti:10.4f} {median / cupti:7.3f} "
             f"{spread(quiet):6.2f}% {spread(loaded):6.2f}% "
