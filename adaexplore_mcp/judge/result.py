@@ -189,7 +189,8 @@ class TaskWork(BaseModel):
     bytes: int = Field(
         ge=0,
         description="Inputs, outputs and parameters of one call, sized by the judge from what it "
-        "generated and received: what any kernel must read or write once.",
+        "generated and received: what any kernel must read or write once (of the inputs and "
+        "parameters, the part the task's READ_FRACTION says a kernel must read).",
     )
     note: str | None = Field(default=None, description="Why flops is None, when it is.")
 

@@ -198,6 +198,17 @@ def test_the_cpu_judge_reports_the_task_flops_counted_by_its_reference(cpu_judge
     assert speed_of_light_line(result).startswith("task work: 524 kFLOP")
 
 
+def test_the_bytes_counted_are_those_a_kernel_must_read_where_the_task_says_so(cpu_judge):
+    """READ_FRACTION = 0.5: half of the inputs and parameters count, all of the output."""
+    padded = task_from_source(GEMM.source + "\nREAD_FRACTION = 0.5\n", "gemm_bias_relu_padded")
+    result = cpu_judge.evaluate(padded, bundled_solution("gemm_bias_relu"), timeout_s=300)
+    assert result.status is Status.CORRECT, result.message
+    m = k = n = 64
+    read, written = (m * k + n * k + n) * 2, m * n * 2
+    assert read + written == _small_gemm_work()[1]
+    assert result.work is not None and result.work.bytes == read // 2 + written
+
+
 @pytest.mark.parametrize(
     "sent", ["float('nan')", "-5.0", "1e30", "float('inf')", "'lots'"], ids=str
 )

@@ -277,13 +277,15 @@ class TrustedEvaluation:
         self, variant: ShapeVariant, inputs: list[Any], outputs: list[Any], flops: float | None
     ) -> None:
         """The main shape's work: the FLOPs the task's process counted (checked: it runs user
-        code), the bytes sized here from what this process generated and received."""
+        code), the bytes sized here from what this process generated and received, of the
+        inputs and parameters only the part the task says a kernel must read."""
         usable, note = usable_flops(flops)
-        nbytes = tensor_bytes(inputs) + tensor_bytes(outputs)
+        read = tensor_bytes(inputs) + max(self.parameter_bytes.get(variant.name, 0), 0)
+        fraction = self.job.task.read_fraction if self.job.task else 1.0
         self.work = TaskWork(
             variant=variant.describe(),
             flops=usable,
-            bytes=nbytes + max(self.parameter_bytes.get(variant.name, 0), 0),
+            bytes=round(read * fraction) + tensor_bytes(outputs),
             note=note,
         )
         self.peak_math = peak_math([*inputs, *outputs], self.job.precision)
