@@ -2,8 +2,9 @@
 (mostly) the audit hook off: what a kernel cannot change, read or see whatever it tries.
 
 Directories the kernels attack lie next to the repository, not under /tmp: /tmp is hidden from
-every sandboxed process anyway, so only a directory outside it shows that the view is read-only
-and that the judge's and the user's homes are hidden by name.
+every sandboxed process (but for what Python needs there), so only a directory outside it shows
+that the view is read-only and that the judge's and the user's homes are hidden by name. One
+test puts the homes inside what Python needs under /tmp, where they must be hidden again.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import contextlib
 import os
 import shutil
 import sqlite3
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +22,7 @@ import pytest
 
 import adaexplore_mcp
 from adaexplore_mcp.judge import LocalJudge, Status
+from adaexplore_mcp.judge.sandbox import filesystem
 from adaexplore_mcp.judge.settings import IntegritySettings, SandboxSettings
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import get_bundled_task
@@ -165,6 +168,73 @@ def test_the_judges_and_the_users_homes_are_unreadable(private_homes, which):
     assert result.error.type == "FileNotFoundError", result.message
     assert "LISTING []" in result.output_tail
     assert secret not in result.output_tail + result.message + result.error.message
+
+
+def test_a_home_inside_a_directory_python_needs_is_covered_again(tmp_path, monkeypatch):
+    """/tmp is hidden, a checkout on sys.path under it is mounted back, and the judge's home in
+    that checkout must not come back with it."""
+    checkout = tmp_path / "checkout"
+    home = checkout / ".adaexplore"
+    venv = checkout / ".venv"
+    for path in (home, venv):
+        path.mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [*sys.path, str(checkout)])
+    plan = filesystem.plan_for(
+        private_dirs=[str(home), str(venv.parent / "gone")],
+        workdir="/work",
+        workdir_bytes=2**20,
+        tmp_bytes=2**20,
+    )
+    assert "/tmp" in plan.hide and str(checkout.resolve()) in plan.keep
+    assert plan.cover == (str(home.resolve()),)
+    # a hidden directory that holds something Python needs stays visible
+    monkeypatch.setattr(sys, "path", [*sys.path, str(venv)])
+    plan = filesystem.plan_for(
+        private_dirs=[str(checkout / ".venv"), str(home)],
+        workdir="/work",
+        workdir_bytes=2**20,
+        tmp_bytes=2**20,
+    )
+    assert plan.cover == (str(home.resolve()),)
+
+
+def test_homes_on_the_workers_python_path_are_unreadable(loop_thread, tmp_path, monkeypatch):
+    """Exploit: with the judge's home and the user's inside a directory on the workers'
+    PYTHONPATH under /tmp (a checkout run from there, as CI's may be), that directory was
+    mounted back whole and both secrets were read."""
+    on_path = tmp_path / "checkout"
+    judge_home, user_home = on_path / "judge-home", on_path / "user-home"
+    secret = f"secret-{uuid.uuid4().hex}"
+    for home in (judge_home, user_home):
+        home.mkdir(parents=True)
+        (home / "secret.txt").write_text(secret)
+    monkeypatch.setenv("PYTHONPATH", str(on_path))
+    monkeypatch.setenv("HOME", str(user_home))
+    settings = cpu_settings(workers_per_device=1, integrity=IntegritySettings(enabled=False))
+    judge = LocalJudge(settings, home=judge_home, store=Store(judge_home / "adaexplore.sqlite3"))
+    forward = "".join(
+        f"print('LISTING', sorted(os.listdir({str(home)!r})))\n"
+        for home in (judge_home, user_home, on_path)
+    ) + (
+        "for home in HOMES:\n"
+        "    try:\n"
+        "        print(open(os.path.join(home, 'secret.txt')).read())\n"
+        "    except OSError as error:\n"
+        "        print('REFUSED', type(error).__name__)\n" + SOFTMAX_RESULT
+    )
+    code = module(forward, prelude=f"HOMES = {[str(judge_home), str(user_home)]!r}")
+
+    async def run():
+        async with judge:
+            return await judge.evaluate(SOFTMAX, code, timeout_s=60)
+
+    result = loop_thread.run(run())
+    _needs_namespaces(result)
+    assert result.status is Status.CORRECT, result.message
+    assert secret not in result.output_tail
+    calls = result.output_tail.count("LISTING ['judge-home', 'user-home']")  # one per call
+    assert calls and result.output_tail.count("REFUSED FileNotFoundError") == 2 * calls
+    assert "LISTING []\nLISTING []\nLISTING ['judge-home', 'user-home']" in result.output_tail
 
 
 def test_the_caches_are_bounded_apart_from_the_output_limit(unguarded_judge):

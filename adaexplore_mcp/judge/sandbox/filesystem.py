@@ -3,7 +3,8 @@
 Directories that hold other people's or the judge's data (the home directory, the judge's own
 data directory with its database, ``/tmp``, ``/run``, ``/dev/shm``, ...) are covered by empty
 read-only filesystems, except for the paths Python itself needs (its prefix and ``sys.path``),
-which are mounted back read-only. Then every mount becomes read-only, and a size-limited
+which are mounted back read-only; a directory to hide inside one of those (the judge's home in
+a checkout on ``sys.path``) is covered again. Then every mount becomes read-only, and a size-limited
 ``/tmp`` (compiler caches, temporary files), a working directory (the candidate's own files) and
 a fresh ``/dev/shm`` are mounted writable. Nothing here affects any other process.
 """
@@ -71,6 +72,9 @@ class ViewPlan:
     workdir_bytes: int
     shm_bytes: int = 64 * 2**20
     writable_binds: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    # hidden directories inside a kept one (a judge's home in a checkout on sys.path, under
+    # /tmp): covered again once the kept ones are mounted back
+    cover: tuple[str, ...] = ()
 
 
 def plan_for(
@@ -100,9 +104,20 @@ def plan_for(
         ],
         strict=True,
     )
+    cover = _outermost(
+        [
+            path
+            for path in candidates
+            if any(_within(path, kept) and path != kept for kept in keep)
+            and not any(_within(os.path.realpath(n), path) for n in needed)
+            and os.path.isdir(path)
+        ],
+        strict=False,
+    )
     return ViewPlan(
         hide=tuple(hide),
         keep=tuple(keep),
+        cover=tuple(cover),
         tmp_bytes=tmp_bytes,
         workdir=workdir,
         workdir_bytes=workdir_bytes,
@@ -202,6 +217,8 @@ def build(plan: ViewPlan) -> None:
             _mount("adaexplore", root, "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={size},mode=755")
         for path, fd in keep_fds.items():
             _bind_from(fd, path)
+        for path in plan.cover:
+            _mount("adaexplore", path, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=4096,mode=755")
         os.makedirs(plan.workdir, exist_ok=True)
         for target in bind_fds:
             os.makedirs(target, exist_ok=True)
