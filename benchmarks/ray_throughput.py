@@ -15,6 +15,10 @@ Starts a local Ray cluster on this machine (or joins RAY_ADDRESS) and, on a fres
    (``cuda:0``, ``cuda:1``), and reports each GPU's median of medians and their spread
    (larger / smaller).
 
+With ``--no-baselines`` step 1 is skipped and no verdict gets speedups: the same candidates are
+timed, and the eager and torch.compile baselines of every task (minutes on a fresh machine) are
+never compiled.
+
 Prints markdown tables and writes everything to --out as JSON.
 """
 
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import statistics
 import sys
 import tempfile
@@ -35,19 +40,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from candidates import candidates
 
-from adaexplore_mcp.judge import EvalResult
+from adaexplore_mcp.judge import EvalResult, JudgeError
 from adaexplore_mcp.judge.cluster import RayJudge
 from adaexplore_mcp.judge.settings import JudgeSettings, RaySettings
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task, get_bundled_task, solution_names
 
 DEVICE = {"kind": "cuda"}  # --device cpu: a smoke test of this script in the interpreter
+BASELINES = {"on": True}  # --no-baselines: candidates only, no speedups
+
+
+class _WithoutSpeedups(RayJudge):
+    """A verdict with no speedups: the same evaluation, no baseline ever compiled."""
+
+    async def _baseline(self, *args: object, **kwargs: object):  # type: ignore[override]
+        raise JudgeError("speedups are off (--no-baselines)")
 
 
 def ray_judge(actors: int, store: Store, nodes: Path) -> RayJudge:
     settings = JudgeSettings(device=DEVICE["kind"], timeout_s=600)
     ray = RaySettings(actors=actors, node_home=str(nodes))
-    return RayJudge("ray", settings, ray, store=store)
+    kind = RayJudge if BASELINES["on"] else _WithoutSpeedups
+    return kind("ray", settings, ray, store=store)
 
 
 async def warm_baselines(store: Store, nodes: Path, tasks: list[Task]) -> None:
@@ -144,8 +158,16 @@ async def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="Re-evaluations per GPU.")
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--no-baselines",
+        action="store_true",
+        help="Time candidates only (no speedups): the same work, without compiling baselines.",
+    )
     args = parser.parse_args()
     DEVICE["kind"] = args.device
+    BASELINES["on"] = not args.no_baselines
+    if args.no_baselines:  # each verdict would say it has no baseline
+        logging.getLogger("adaexplore_mcp.judge.cluster.judge").setLevel(logging.ERROR)
     # joined once here (RAY_ADDRESS, else a new local cluster), so every judge below shares it
     ray.init(include_dashboard=False, log_to_driver=False)
     tasks = [get_bundled_task(name) for name in args.tasks.split(",")]
@@ -159,7 +181,8 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         home = Path(scratch)
         store = Store(home / "db.sqlite3")
-        await warm_baselines(store, home / "nodes", tasks)
+        if BASELINES["on"]:
+            await warm_baselines(store, home / "nodes", tasks)
         modes = [
             await throughput(int(n), store, home / "nodes", jobs) for n in args.actors.split(",")
         ]
