@@ -4,9 +4,10 @@ Directories that hold other people's or the judge's data (the home directory, th
 data directory with its database, ``/tmp``, ``/run``, ``/dev/shm``, ...) are covered by empty
 read-only filesystems, except for the paths Python itself needs (its prefix and ``sys.path``),
 which are mounted back read-only; a directory to hide inside one of those (the judge's home in
-a checkout on ``sys.path``) is covered again. Then every mount becomes read-only, and a size-limited
-``/tmp`` (compiler caches, temporary files), a working directory (the candidate's own files) and
-a fresh ``/dev/shm`` are mounted writable. Nothing here affects any other process.
+a checkout on ``sys.path``) is covered again. Then every mount becomes read-only, and a
+size-limited ``/tmp`` (compiler caches, temporary files), a working directory (the candidate's
+own files) and a fresh ``/dev/shm`` are mounted writable. Nothing here affects any other
+process.
 """
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ fresh set instead, and the spare set is ended. The processes of a spare set hold
 code and no task until their own job comes, and serve that one job only.
 
 A job whose task process is kept from the last evaluation (``worker.kept``) needs no task
-process from its set: the spare one is put aside, still unused, for the next job of another
+process from its set: the spare one is set aside, still unused, for the next job of another
 task, so that a search switching tasks does not wait for a fork and a context either. At most
-one is put aside; only then does a spare set leave the task's role out.
+one is set aside; only while one is does a spare set leave the task's role out.
 """
 
 from __future__ import annotations
