@@ -183,6 +183,27 @@ def test_a_task_switch_takes_a_task_process_started_before_its_job(loop_thread, 
     assert len(before & after) == 2  # trusted, and the set-aside task now kept for its task
 
 
+def test_processes_forked_for_other_limits_are_ended_not_used(loop_thread, tmp_path):
+    """A job with another time limit (another process plan) takes neither the kept task process
+    nor the spare set nor the task process set aside: all three are ended, none leaks."""
+    plain = module("return torch.softmax(x, -1)")
+
+    async def run():
+        async with LocalJudge(_one_worker(), home=tmp_path) as judge:
+            await judge.evaluate(SOFTMAX, plain, timeout_s=60)
+            await judge.evaluate(SOFTMAX, plain, timeout_s=60)
+            await asyncio.sleep(0.2)
+            before = set(_worker_children(judge))
+            other = await judge.evaluate(SOFTMAX, plain, timeout_s=30)
+            await asyncio.sleep(0.2)
+            return other, before, set(_worker_children(judge))
+
+    other, before, after = loop_thread.run(run())
+    assert other.status is Status.CORRECT, other.message
+    assert len(before) == len(after) == 4
+    assert len(before & after) == 1  # the resident trusted process only
+
+
 # A task that writes a scratch file where it runs, as it is imported (every job imports it).
 SCRATCH_WRITER = parse_task(
     "import pathlib, tempfile\n"
