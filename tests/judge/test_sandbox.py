@@ -34,6 +34,11 @@ from .kernels import module
 SOFTMAX = get_bundled_task("softmax")
 REPOSITORY = Path(adaexplore_mcp.__file__).resolve().parent.parent
 SOFTMAX_RESULT = "return torch.softmax(x, -1)"
+# a checkout under /tmp (or another hidden place): what lies beside its package is not in the
+# view at all, so a change there meets no directory rather than a read-only one
+HIDDEN_REPOSITORY = any(
+    str(REPOSITORY).startswith(root.rstrip("/") + "/") for root in filesystem.HIDDEN_ALWAYS
+)
 
 
 def _beside_the_repository(kind: str) -> Path:
@@ -120,6 +125,9 @@ def test_the_filesystem_outside_the_scratch_space_is_read_only(unguarded_judge, 
     assert _tree(target) == before == {"kept.txt": b"kept"}
     _needs_namespaces(result)
     assert result.status is Status.RUNTIME_ERROR, result.message
+    if HIDDEN_REPOSITORY:
+        assert result.error.message.count("No such file or directory") == 4, result.error.message
+        return
     assert result.error.message.count("Read-only file system") == 4, result.error.message
     assert "The sandbox refused it" in result.message
 
@@ -166,7 +174,7 @@ def test_the_judges_and_the_users_homes_are_unreadable(private_homes, which):
     _needs_namespaces(result)
     assert result.status is Status.RUNTIME_ERROR, result.message
     assert result.error.type == "FileNotFoundError", result.message
-    assert "LISTING []" in result.output_tail
+    assert "LISTING []" in result.output_tail or HIDDEN_REPOSITORY  # there: not even listed
     assert secret not in result.output_tail + result.message + result.error.message
 
 
@@ -196,6 +204,24 @@ def test_a_home_inside_a_directory_python_needs_is_covered_again(tmp_path, monke
         tmp_bytes=2**20,
     )
     assert plan.cover == (str(home.resolve()),)
+
+
+def test_only_the_package_of_a_checkout_on_the_path_is_kept(tmp_path, monkeypatch):
+    """A development install puts its checkout on sys.path; what lies beside the package there
+    (a .env, the git history) is not needed and stays hidden. An installed package's directory
+    holds the other packages too, and is kept whole."""
+    checkout = tmp_path / "checkout"
+    package = checkout / "adaexplore_mcp"
+    package.mkdir(parents=True)
+    (checkout / ".env").write_text("API_KEY=secret")
+    monkeypatch.setattr(sys, "path", [*sys.path, str(checkout)])
+    options = {"private_dirs": [], "workdir": "/work", "workdir_bytes": 1, "tmp_bytes": 1}
+    plan = filesystem.plan_for(**options, package_dir=str(package))
+    assert str(package.resolve()) in plan.keep
+    assert str(checkout.resolve()) not in plan.keep
+    monkeypatch.setattr(filesystem, "_site_directories", lambda: [str(checkout)])
+    plan = filesystem.plan_for(**options, package_dir=str(package))
+    assert str(checkout.resolve()) in plan.keep
 
 
 def test_homes_on_the_workers_python_path_are_unreadable(loop_thread, tmp_path, monkeypatch):

@@ -86,16 +86,17 @@ def plan_for(
     tmp_bytes: int,
     extra_keep: list[str] | None = None,
     writable_binds: list[tuple[str, str]] | None = None,
+    package_dir: str | None = None,
 ) -> ViewPlan:
     """The plan for this Python: hide the usual places and ``private_dirs``, keep what the
-    interpreter and its packages need."""
+    interpreter and its packages need (``package_dir``: this package's own directory)."""
     candidates = {os.path.realpath(p) for p in (*HIDDEN_ALWAYS, *private_dirs) if p}
     hide = _outermost(
         [p for p in candidates if p not in _SYSTEM and os.path.isdir(p)], strict=False
     )
     needed = [sys.prefix, sys.base_prefix, sys.exec_prefix]
     needed.append(os.path.dirname(os.path.realpath(sys.executable)))
-    needed += [p for p in sys.path if p and os.path.isdir(p)]
+    needed += _python_path(package_dir or _package_dir())
     needed += [p for p in (extra_keep or []) if p and os.path.isdir(p)]
     keep = _outermost(
         [
@@ -124,6 +125,37 @@ def plan_for(
         workdir_bytes=workdir_bytes,
         writable_binds=tuple(writable_binds or ()),
     )
+
+
+def _package_dir() -> str:
+    import adaexplore_mcp
+
+    return os.path.dirname(os.path.realpath(adaexplore_mcp.__file__))
+
+
+def _python_path(package_dir: str) -> list[str]:
+    """The ``sys.path`` entries, but for a checkout of this package (its parent on the path, and
+    not a directory where packages are installed): there only the package itself is needed, not
+    what lies beside it (a ``.env``, the git history, the developer's notes)."""
+    package = os.path.realpath(package_dir)
+    checkout = os.path.dirname(package)
+    installed = {os.path.realpath(p) for p in _site_directories()}
+    paths = []
+    for entry in sys.path:
+        if not entry or not os.path.isdir(entry):
+            continue
+        real = os.path.realpath(entry)
+        paths.append(package if real == checkout and real not in installed else real)
+    return paths
+
+
+def _site_directories() -> list[str]:
+    import site
+    import sysconfig
+
+    found = [*getattr(site, "getsitepackages", list)(), site.getusersitepackages()]
+    found += [sysconfig.get_paths()[key] for key in ("purelib", "platlib")]
+    return found
 
 
 def _within(path: str, root: str) -> bool:
