@@ -20,7 +20,7 @@ import socket
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from adaexplore_mcp.judge import sandbox
 from adaexplore_mcp.judge.sandbox import limits
@@ -84,6 +84,10 @@ class ForkPlan:
     def kind_key(self) -> str:
         """The key but for the roles: processes of two plans of one kind are interchangeable."""
         return f"{self.timeout_s!r} {self.job.model_dump_json()}"
+
+    def without(self, role: str) -> ForkPlan:
+        """The same plan with no process of ``role``."""
+        return replace(self, roles=tuple(r for r in self.roles if r != role))
 
 
 def template_of(job: ChildJob) -> ChildJob:

@@ -53,9 +53,7 @@ class Spares:
         if self._set is not None:
             return
         if self._aside_for(plan.kind_key()) is not None:
-            plan = dataclasses.replace(
-                plan, roles=tuple(r for r in plan.roles if r != _SET_ASIDE_ROLE)
-            )
+            plan = plan.without(_SET_ASIDE_ROLE)
         self._set = start(dataclasses.replace(plan, fallback_root=self._new_root()))
 
     def pids(self) -> set[int]:

@@ -4,7 +4,6 @@ the others, enforce the deadline, and clean up. Returns how the job ended (``Chi
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import selectors
 import signal
@@ -84,7 +83,7 @@ def supervise(message: JobMessage, worker: Worker) -> ChildOutcome:
     key = kept_key(plan, job)
     task = worker.kept_tasks.take(key)
     if task is not None:
-        plan = dataclasses.replace(plan, roles=tuple(r for r in plan.roles if r != "task"))
+        plan = plan.without("task")
     if not limits.kill_children(keep=worker.kept_pids()):
         worker.residents.reaped()  # the last jobs' processes are gone: their memory may go
     started = worker.spares.start(plan)
