@@ -104,6 +104,12 @@ class TrustedEvaluation:
         # the matmul the peak is measured in (dtype, TF32), chosen from that trial's tensors
         self.peak_math: tuple[Any, bool] | None = None
 
+    @property
+    def read_fraction(self) -> float:
+        """Of the inputs and parameters, the part a correct kernel must read (the task's
+        READ_FRACTION)."""
+        return self.job.task.read_fraction if self.job.task else 1.0
+
     # -- the procedure -------------------------------------------------------------------------
 
     def run(self) -> EvalResult:
@@ -281,11 +287,10 @@ class TrustedEvaluation:
         inputs and parameters only the part the task says a kernel must read."""
         usable, note = usable_flops(flops)
         read = tensor_bytes(inputs) + max(self.parameter_bytes.get(variant.name, 0), 0)
-        fraction = self.job.task.read_fraction if self.job.task else 1.0
         self.work = TaskWork(
             variant=variant.describe(),
             flops=usable,
-            bytes=round(read * fraction) + tensor_bytes(outputs),
+            bytes=round(read * self.read_fraction) + tensor_bytes(outputs),
             note=note,
         )
         self.peak_math = peak_math([*inputs, *outputs], self.job.precision)

@@ -85,7 +85,7 @@ def time_candidate(evaluation: TrustedEvaluation) -> tuple[RuntimeStats, TimingD
         set_bytes(one_set) + evaluation.parameter_bytes.get(variant.name, 0),
         bandwidth,
         evaluation.job.integrity.speed_of_light_fraction,
-        read_fraction=evaluation.job.task.read_fraction if evaluation.job.task else 1.0,
+        read_fraction=evaluation.read_fraction,
     )
     timing = detail(measurement, evaluation.profile_main)
     if evaluation.work is not None:
