@@ -37,7 +37,7 @@ SOFTMAX_RESULT = "return torch.softmax(x, -1)"
 # a checkout under /tmp (or another hidden place): what lies beside its package is not in the
 # view at all, so a change there meets no directory rather than a read-only one
 HIDDEN_REPOSITORY = any(
-    str(REPOSITORY).startswith(root.rstrip("/") + "/") for root in filesystem.HIDDEN_ALWAYS
+    filesystem._within(str(REPOSITORY), root) for root in filesystem.HIDDEN_ALWAYS
 )
 
 
