@@ -40,7 +40,11 @@ from pathlib import Path
 from typing import Any
 
 from adaexplore_mcp.judge import EvalResult, LocalJudge
-from adaexplore_mcp.judge.settings import JudgeSettings
+
+try:
+    from adaexplore_mcp.judge.settings import JudgeSettings
+except ImportError:  # the in-process judge (dab6669 and before), run from its own root: the A/B
+    from adaexplore_mcp.config import JudgeSettings  # type: ignore[no-redef,attr-defined]
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import bundled_solution, get_bundled_task, solution_names
 
@@ -92,7 +96,42 @@ SEEDS = 8  # input sets do_bench cycles through: a task's work may depend on its
 # do_bench runs with its own defaults (25 ms of warm-up, 100 ms of calls). Longer runs time a
 # compute-bound kernel at the clock the GPU's power limit allows under sustained load: on an H100
 # the bundled GEMM read 0.2536 ms over 20 ms of calls at 1980 MHz, 0.2854 ms over 3 s at a
-# median 1620 MHz (700 W); the judge times short bursts, as do_bench's defaults do.
+# median 1620 MHz (700 W); the judge times short bursts, as do_bench's defaults do. So every
+# in-process timer starts from an idle GPU (``SETTLE_S``), not from the heat the timer before it
+# left, and the SM clock is sampled while it runs.
+SETTLE_S = 1.5
+CLOCK_EVERY_S = 0.005
+
+
+def settled(measure: Any, *args: Any, **kwargs: Any) -> tuple[Any, dict[str, float] | None]:
+    """``measure(*args, **kwargs)`` after the GPU idled ``SETTLE_S``, with the SM clock (MHz)
+    seen while it ran: its min and median, or None where NVML cannot be read."""
+    import threading
+
+    import torch
+
+    torch.cuda.synchronize()
+    time.sleep(SETTLE_S)
+    seen: list[int] = []
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            try:
+                seen.append(torch.cuda.clock_rate())
+            except Exception:  # no NVML (pynvml) here: the timing stands without the clock
+                return
+            time.sleep(CLOCK_EVERY_S)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        value = measure(*args, **kwargs)
+    finally:
+        stop.set()
+        sampler.join()
+    clock = {"min": min(seen), "median": statistics.median(seen)} if seen else None
+    return value, clock
 
 
 def do_bench_ms(name: str, flush: str = "write") -> float:
@@ -193,13 +232,20 @@ def independent_timers(out: dict) -> dict:
     from fresh_inputs import measure
 
     for name in out:
-        out[name]["do_bench_ms"] = do_bench_ms(name)
-        out[name]["do_bench_read_ms"] = do_bench_ms(name, flush="read")
+        clocks = out[name]["clock_mhz"] = {}
+        out[name]["do_bench_ms"], clocks["do_bench"] = settled(do_bench_ms, name)
+        out[name]["do_bench_read_ms"], clocks["do_bench_read"] = settled(
+            do_bench_ms, name, flush="read"
+        )
         calls = [r["timing"]["calls_per_span"] for r in out[name]["quiet"] if r["timing"]]
         if calls:
             k = int(statistics.median(calls))
-            out[name]["do_bench_span_ms"] = do_bench_span_ms(name, k)
-            rows = measure(name, [k], repeats=15, budget_bytes=2**40, modes=("fresh", "cupti"))
+            out[name]["do_bench_span_ms"], clocks["do_bench_span"] = settled(
+                do_bench_span_ms, name, k
+            )
+            rows, clocks["fresh_and_cupti"] = settled(
+                measure, name, [k], repeats=15, budget_bytes=2**40, modes=("fresh", "cupti")
+            )
             out[name]["fresh_ms"] = rows[0]["fresh"]
             out[name]["cupti_ms"] = rows[0]["cupti"]
     return out
@@ -302,7 +348,7 @@ def summarize_fidelity(out: dict) -> None:
         f"{'task':26} {'judge ms':>10} {'do_bench':>10} {'ratio':>7} {'db read':>10} {'ratio':>7} "
         f"{'db span':>10} {'ratio':>7} {'fresh K':>10} {'ratio':>7} "
         f"{'CUPTI':>10} {'ratio':>7} {'quiet':>7} {'loaded':>7} {'K':>4} {'spans':>5} "
-        f"{'handoff':>8} {'excess':>8}"
+        f"{'handoff':>8} {'excess':>8} {'db MHz min/med':>15}"
     )
     for name, data in out.items():
         quiet = [r["median_ms"] for r in data["quiet"] if r["median_ms"]]
@@ -317,6 +363,8 @@ def summarize_fidelity(out: dict) -> None:
         cupti = data.get("cupti_ms") or float("nan")
         read = data.get("do_bench_read_ms") or float("nan")
         span = data.get("do_bench_span_ms") or float("nan")
+        clock = (data.get("clock_mhz") or {}).get("do_bench")
+        mhz = f"{clock['min']:.0f}/{clock['median']:.0f}" if clock else "-"
         excess = statistics.median(
             (r["timing"] or {}).get("fill_excess_ms", float("nan")) for r in data["quiet"]
         )
@@ -328,7 +376,8 @@ def summarize_fidelity(out: dict) -> None:
             f"{cupti:10.4f} {median / cupti:7.3f} "
             f"{spread(quiet):6.2f}% {spread(loaded):6.2f}% "
             f"{timing.get('calls_per_span', '-'):>4} {timing.get('spans', '-'):>5} "
-            f"{timing.get('handoff_ms', float('nan')):8.4f} {excess:8.4f}"
+            f"{timing.get('handoff_ms', float('nan')):8.4f} {excess:8.4f} "
+            f"{mhz:>15}"
         )
 
 
