@@ -36,6 +36,7 @@ import json
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,10 +52,13 @@ from adaexplore_mcp.tasks import bundled_solution, get_bundled_task, solution_na
 PID_NAMESPACE = True
 TIMEOUT_S = 600.0
 BASELINES = True
+TIMING: dict[str, str] = {}  # --timing overrides of the judge's TimingSettings
 
 
 def judge_for(device: str, workers: int, home: Path) -> LocalJudge:
     settings = JudgeSettings(device=device, workers_per_device=workers, timeout_s=TIMEOUT_S)
+    if TIMING:
+        settings.timing = settings.timing.model_validate(settings.timing.model_dump() | TIMING)
     if not PID_NAMESPACE:
         settings.sandbox.pid_namespace = False
     judge = LocalJudge(settings, home=home, store=Store(home / "db.sqlite3"))
@@ -196,8 +200,16 @@ async def smoke(device: str, home: Path) -> dict:
 
 
 async def fidelity(
-    device: str, home: Path, names: list[str], repeats: int, earlier: dict | None = None
+    device: str,
+    home: Path,
+    names: list[str],
+    repeats: int,
+    earlier: dict | None = None,
+    save: Callable[[dict], None] = lambda out: None,
 ) -> dict:
+    """The judge's side first, handed to ``save`` as soon as it is in (a run cut short by a
+    time limit in the in-process timers keeps it: ``--from`` runs them alone), then the
+    in-process timers."""
     if earlier is not None:  # the judge's side from an earlier run: the in-process timers only
         return independent_timers({name: earlier[name] for name in names if name in earlier})
     out: dict[str, Any] = {}
@@ -225,6 +237,7 @@ async def fidelity(
                 "loaded": [row(name, r) for r in loaded],
             }
             print(name, [r.status.value for r in quiet + loaded], flush=True)
+    save(out)
     return independent_timers(out)
 
 
@@ -408,8 +421,16 @@ def main() -> None:
         action="store_true",
         help="Time candidates only (no speedups): the same work as with baselines cached.",
     )
+    parser.add_argument(
+        "--timing",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="Override a field of the judge's TimingSettings, e.g. max_calls_per_span=1.",
+    )
     args = parser.parse_args()
     global PID_NAMESPACE, TIMEOUT_S, BASELINES
+    TIMING.update(item.split("=", 1) for item in args.timing)
     PID_NAMESPACE = not args.no_pid_namespace
     TIMEOUT_S = args.timeout
     BASELINES = not args.no_baselines
@@ -420,7 +441,12 @@ def main() -> None:
         out = asyncio.run(smoke(args.device, home))
     elif args.what == "fidelity":
         earlier = json.loads(args.earlier.read_text()) if args.earlier else None
-        out = asyncio.run(fidelity(args.device, home, names, args.repeats, earlier))
+
+        def save(partial: dict) -> None:
+            if args.out:
+                args.out.write_text(json.dumps(partial, indent=1, default=str))
+
+        out = asyncio.run(fidelity(args.device, home, names, args.repeats, earlier, save))
     elif args.what == "throughput":
         out = asyncio.run(throughput(args.device, home, names, args.workers, args.passes))
     elif args.what == "sol":
