@@ -7,6 +7,8 @@ per shape (``top_level_ops``), which see every thread and every dispatch path.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from torch.utils._python_dispatch import TorchDispatchMode
 
 # Torch operators a forward may call besides its Triton kernels: allocation, views, reshapes,
@@ -65,6 +67,12 @@ GLUE_OPS = frozenset(
         "resolve_neg",
         "view_as_real",
         "view_as_complex",
+        # torch's composites of the above, which the profiler names as the candidate called them
+        "view_as",
+        "reshape_as",
+        "expand_as",
+        "movedim",
+        "moveaxis",
         # copies and conversions
         "clone",
         "contiguous",
@@ -74,7 +82,10 @@ GLUE_OPS = frozenset(
         "cat",
         "stack",
         "constant_pad_nd",
+        "pad",
+        "type_as",
         "_local_scalar_dense",
+        "item",
         "record_stream",
         # size and stride queries
         "sym_size",
@@ -92,27 +103,37 @@ def is_glue(name: str) -> bool:
     return name.removeprefix("aten::").split(".")[0] in GLUE_OPS
 
 
-def top_level_ops(events, launch_spans: list[tuple[int, float, float]]) -> dict[str, int]:
+Spans = Sequence[tuple[int, float, float]]  # thread, start, end in the profiler's microseconds
+
+
+def top_level_ops(events, launch_spans: Spans, callback_spans: Spans = ()) -> dict[str, int]:
     """Profiler operator events (``torch.profiler``) that are not glue, counted: only the
     outermost ``aten::`` call of each stack (what the candidate's code called), and none inside
-    a Triton launch (``launch_spans``: thread, start, end in the profiler's microseconds)."""
+    a Triton launch (``launch_spans``) but for those in the candidate's own code Triton called
+    there (``callback_spans``: a grid function, a heuristic, a hook)."""
     counts: dict[str, int] = {}
-    for event in _outermost_outside(events, launch_spans):
+    for event in _outermost_outside(events, launch_spans, callback_spans):
         if not is_glue(event.name):
             name = event.name.removeprefix("aten::")
             counts[name] = counts.get(name, 0) + 1
     return counts
 
 
-def torch_time_us(events, launch_spans: list[tuple[int, float, float]]) -> float:
+def torch_time_us(events, launch_spans: Spans, callback_spans: Spans = ()) -> float:
     """Host microseconds in torch's outermost operators outside Triton's launches, glue
     included: on the CPU, the library's share of a call (on a GPU its kernels tell it)."""
-    return sum(e.time_range.elapsed_us() for e in _outermost_outside(events, launch_spans))
+    kept = _outermost_outside(events, launch_spans, callback_spans)
+    return sum(e.time_range.elapsed_us() for e in kept)
 
 
-def _outermost_outside(events, launch_spans: list[tuple[int, float, float]]) -> list:
+def _outermost_outside(events, launch_spans: Spans, callback_spans: Spans = ()) -> list:
+    # an operator's record, not a range the candidate named like one (record_function)
     ops = sorted(
-        (e for e in events if e.name.startswith("aten::")),
+        (
+            e
+            for e in events
+            if e.name.startswith("aten::") and not getattr(e, "is_user_annotation", False)
+        ),
         key=lambda e: (e.thread, e.time_range.start, -e.time_range.end),
     )
     kept = []
@@ -122,10 +143,15 @@ def _outermost_outside(events, launch_spans: list[tuple[int, float, float]]) -> 
         if start < open_end.get(event.thread, float("-inf")):
             continue  # nested inside an operator already counted (or skipped)
         open_end[event.thread] = end
-        if any(t == event.thread and s <= start and end <= e for t, s, e in launch_spans):
+        if _within(event, launch_spans) and not _within(event, callback_spans):
             continue
         kept.append(event)
     return kept
+
+
+def _within(event, spans: Spans) -> bool:
+    start, end = event.time_range.start, event.time_range.end
+    return any(t == event.thread and s <= start and end <= e for t, s, e in spans)
 
 
 class OpRecorder(TorchDispatchMode):

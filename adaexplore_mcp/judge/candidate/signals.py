@@ -3,8 +3,10 @@
 Installed before the candidate's module is imported:
 
 - Triton's launchers are wrapped: each launch is counted, the span of a launch (and of the
-  autotuner and heuristics around it) is marked so that the torch work Triton does itself is not
-  charged to the candidate, and in ``noop`` mode a launch does nothing at all;
+  autotuner around it) is marked so that the torch work Triton does itself is not charged to the
+  candidate, and in ``noop`` mode a launch does nothing at all. The candidate's own code that
+  Triton calls inside that span (a grid function, a heuristic, a pre-run or autotuner hook, a
+  config pruner) is marked again as the candidate's: its torch work is recorded;
 - an audit hook refuses and records the candidate's own reach outside its computation;
 - the float32 precision switches and the threads alive are noted.
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import sys
 import threading
 import time
@@ -30,8 +33,6 @@ import torch
 from adaexplore_mcp.judge.candidate.audit import audit_hook
 from adaexplore_mcp.judge.candidate.recorder import OpRecorder, top_level_ops, torch_time_us
 from adaexplore_mcp.judge.wire.subject import AuditEvent, KernelRecord, Profile, Signals
-
-_LAUNCH_RANGE = "adaexplore.triton_launch"
 
 
 class Monitor:
@@ -47,6 +48,11 @@ class Monitor:
         self._launched: dict[str, int] = {}
         self._precision: dict[str, Any] = {}
         self._threads: set[int] = set()
+        # the profiler's names for a launch's span and for the candidate's code inside one: not
+        # names a candidate could give a range of its own to hide torch work in
+        token = secrets.token_hex(8)
+        self._launch_range = f"adaexplore.triton_launch.{token}"
+        self._callback_range = f"adaexplore.candidate_code.{token}"
         # set for one call by the harness: runs each Triton compile (``outside_lock``)
         self.compile_gate: list[Callable[[Callable[[], Any]], Any] | None] = [None]
 
@@ -68,7 +74,31 @@ class Monitor:
             self._noop,
             self._profiling,
         )
-        launched = self._launched
+        launched, events = self._launched, self.events
+        launch_range, callback_range = self._launch_range, self._callback_range
+
+        def outside(callback: Any) -> Any:
+            """``callback``, the candidate's code that Triton calls inside a launch, with its
+            torch work recorded as the candidate's."""
+            if not callable(callback) or getattr(callback, "_adaexplore_outside", False):
+                return callback
+
+            def call(*args: Any, **kwargs: Any) -> Any:
+                scope = (
+                    torch.profiler.record_function(callback_range)
+                    if profiling[0]
+                    else contextlib.nullcontext()
+                )
+                with scope:  # the range's own operators are Triton's side, not recorded
+                    saved, in_launch[0] = in_launch[0], 0
+                    try:
+                        return callback(*args, **kwargs)
+                    finally:
+                        in_launch[0] = saved
+
+            call._adaexplore_outside = True  # type: ignore[attr-defined]
+            return call
+
         for owner, counts in _launcher_classes():
             original = owner.run
 
@@ -83,14 +113,19 @@ class Monitor:
                     launched[name] = launched.get(name, 0) + 1
                     if noop[0]:
                         return None
+                    hook = _launch_hook()
+                    if hook:
+                        events.append(("harness_tampering", f"Triton's {hook} was set"))
+                if "grid" in kwargs:
+                    kwargs["grid"] = outside(kwargs["grid"])
                 in_launch[0] += 1
                 scope = (
-                    torch.profiler.record_function(_LAUNCH_RANGE)
+                    torch.profiler.record_function(launch_range)
                     if profiling[0]
                     else contextlib.nullcontext()
                 )
                 try:
-                    with scope:
+                    with scope, _candidate_callbacks(self, outside):
                         return __original(self, *args, **kwargs)
                 finally:
                     in_launch[0] -= 1
@@ -117,7 +152,11 @@ class Monitor:
         counts: dict[str, int] = {}
         recorder = OpRecorder(counts, self._in_launch)
         self._noop[0] = mode == "noop"
-        profiler = _Profiler(self.device) if mode == "profile" else None
+        profiler = (
+            _Profiler(self.device, self._launch_range, self._callback_range)
+            if mode == "profile"
+            else None
+        )
         self._profiling[0] = profiler is not None
         try:
             with (
@@ -161,8 +200,10 @@ class Monitor:
 class _Profiler:
     """torch.profiler over one call: every thread's operators, and the GPU's kernels."""
 
-    def __init__(self, device: torch.device) -> None:
+    def __init__(self, device: torch.device, launch_range: str, callback_range: str) -> None:
         from torch.profiler import ProfilerActivity, profile
+
+        self._launch_range, self._callback_range = launch_range, callback_range
 
         activities = [ProfilerActivity.CPU]
         if device.type == "cuda":
@@ -190,17 +231,20 @@ class _Profiler:
     def report(self, triton_names: set[str]) -> Profile:
         with self._quiet:
             events = list(self._profile.events())
-        spans = [
-            (e.thread, e.time_range.start, e.time_range.end)
-            for e in events
-            if e.name == _LAUNCH_RANGE
-        ]
+        spans, callbacks = (
+            [
+                (e.thread, e.time_range.start, e.time_range.end)
+                for e in events
+                if e.name == name and getattr(e, "is_user_annotation", True)
+            ]
+            for name in (self._launch_range, self._callback_range)
+        )
         kernels: dict[str, KernelRecord] = {}
         for event in events:
             if getattr(event, "device_type", None) is None or "CUDA" not in str(event.device_type):
                 continue
             name = event.name
-            if name == _LAUNCH_RANGE or name.startswith("aten::"):
+            if name in (self._launch_range, self._callback_range) or name.startswith("aten::"):
                 continue
             record = kernels.get(name) or KernelRecord(
                 name=name[:400], triton=name in triton_names, launches=0, us=0.0
@@ -210,10 +254,10 @@ class _Profiler:
             kernels[name] = record
         ordered = sorted(kernels.values(), key=lambda r: -r.us)[:200]
         return Profile(
-            torch_ops=top_level_ops(events, spans),
+            torch_ops=top_level_ops(events, spans, callbacks),
             kernels=ordered,
             launch_us=_merged_us(spans),
-            torch_us=torch_time_us(events, spans),
+            torch_us=torch_time_us(events, spans, callbacks),
         )
 
 
@@ -259,7 +303,9 @@ def _poisoned() -> Iterator[None]:
 
 def _launcher_classes() -> list[tuple[Any, bool]]:
     """(class, counts): launchers counted as launches, and the wrappers around them (autotuner,
-    heuristics) whose own torch work is Triton's, not the candidate's."""
+    heuristics) whose own torch work is Triton's (the autotuner's benchmarking), not the
+    candidate's; the candidate's callables they call are marked apart
+    (``_candidate_callbacks``)."""
     classes: list[tuple[Any, bool]] = []  # Any: Triton's classes, which ship no types
     with contextlib.suppress(ImportError):
         from triton.runtime.jit import JITFunction
@@ -274,6 +320,56 @@ def _launcher_classes() -> list[tuple[Any, bool]]:
 
         classes += [(Autotuner, False), (Heuristics, False)]
     return classes
+
+
+@contextlib.contextmanager
+def _candidate_callbacks(launcher: Any, outside: Callable[[Any], Any]) -> Iterator[None]:
+    """For one run of ``launcher``, the candidate's callables it calls (a heuristic, a pre-run
+    hook, the autotuner's user hooks and config pruners, a config's pre-hook) wrapped by
+    ``outside``; Triton's own defaults are left as they are."""
+    saved: list[tuple[Any, str, Any]] = []
+
+    def swap(owner: Any, name: str, value: Any) -> None:
+        saved.append((owner, name, getattr(owner, name)))
+        setattr(owner, name, value)
+
+    try:
+        values = getattr(launcher, "values", None)
+        if isinstance(values, dict):  # Heuristics
+            swap(launcher, "values", {key: outside(v) for key, v in values.items()})
+        hooks = getattr(launcher, "pre_run_hooks", None)
+        if isinstance(hooks, list) and hooks:
+            swap(launcher, "pre_run_hooks", [outside(hook) for hook in hooks])
+        for name, user_defined in (
+            ("pre_hook", "user_defined_pre_hook"),
+            ("post_hook", "user_defined_post_hook"),
+            ("early_config_prune", None),
+            ("perf_model", None),
+        ):
+            value = getattr(launcher, name, None)
+            if callable(value) and (user_defined is None or getattr(launcher, user_defined, False)):
+                swap(launcher, name, outside(value))
+        for config in getattr(launcher, "configs", None) or []:
+            if callable(getattr(config, "pre_hook", None)):
+                swap(config, "pre_hook", outside(config.pre_hook))
+        yield
+    finally:
+        for owner, name, value in reversed(saved):
+            setattr(owner, name, value)
+
+
+def _launch_hook() -> str | None:
+    """Which of Triton's launch hooks is set, if any: code it runs inside every launch, where no
+    torch work would be recorded. Nothing in the judge sets one."""
+    with contextlib.suppress(ImportError, AttributeError):
+        from triton import knobs
+
+        for name in ("launch_enter_hook", "launch_exit_hook"):
+            hook = getattr(knobs.runtime, name, None)
+            # one callable or None (Triton 3.6), or a chain of them, empty by default (3.9)
+            if getattr(hook, "calls", hook):
+                return f"knobs.runtime.{name}"
+    return None
 
 
 def _precision_state() -> dict[str, Any]:
