@@ -91,3 +91,11 @@ def test_first_modified_names_the_first_changed_tensor_and_skips_non_tensors():
         first_modified(before, [t.clone() if isinstance(t, torch.Tensor) else t for t in before])
         is None
     )
+
+
+def test_an_argument_sent_back_missing_or_as_another_type_counts_as_modified():
+    """``after`` comes from the candidate's process: what it holds is not trusted to match."""
+    before = [torch.zeros(2), 3, torch.ones(2)]
+    assert first_modified(before, [torch.zeros(2), 3, 7]) == 2
+    assert first_modified(before, [torch.zeros(2), 3]) == 2
+    assert first_modified(before, []) == 0

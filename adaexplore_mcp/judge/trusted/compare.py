@@ -215,8 +215,12 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def first_modified(before: list[Any], after: list[Any]) -> int | None:
-    """The index of the first tensor argument that ``after`` no longer holds as in ``before``."""
-    for index, (old, new) in enumerate(zip(before, after, strict=True)):
-        if isinstance(old, torch.Tensor) and not same_bits(old, new):
+    """The index of the first tensor argument that ``after`` no longer holds as in ``before``:
+    changed, replaced by something else, or missing (``after`` comes from another process)."""
+    for index, old in enumerate(before):
+        new = after[index] if index < len(after) else None
+        if isinstance(old, torch.Tensor) and not (
+            isinstance(new, torch.Tensor) and same_bits(old, new)
+        ):
             return index
     return None

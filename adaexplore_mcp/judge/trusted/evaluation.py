@@ -337,6 +337,12 @@ class TrustedEvaluation:
             if answer.args_after is not None
             else None
         )
+        if args_after is not None and len(args_after) != len(master):
+            raise SubjectLost(
+                self.candidate.role,
+                f"sent back {len(args_after)} arguments for the {len(master)} it was given",
+                garbled=True,
+            )
         return outputs, answer, args_after, views
 
     def _charge(self, elapsed: float, first: bool) -> None:

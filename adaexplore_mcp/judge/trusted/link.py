@@ -42,6 +42,11 @@ from adaexplore_mcp.judge.wire.values import (
 Role = Literal["candidate", "task", "calibrator"]
 
 
+# What describing values another process sent can raise: all of it the sender's doing (a size
+# torch cannot index, a type where a tensor was due), none of it the judge's
+_UNDECODABLE = (DecodeError, ValueError, TypeError, OverflowError, RuntimeError)
+
+
 class SubjectLost(Exception):
     """The process ended, or broke the protocol (``garbled``), while the trusted process
     waited on it."""
@@ -228,7 +233,7 @@ class Link:
             if self.device.type == "cuda":  # copied before the other side may reuse the memory
                 torch.cuda.current_stream().synchronize()
             return taken
-        except DecodeError as exc:
+        except _UNDECODABLE as exc:
             raise SubjectLost(
                 self.role, f"sent values that do not decode ({exc})", garbled=True
             ) from None
@@ -239,7 +244,7 @@ class Link:
         if isinstance(decoder, CopyingDecoder):
             try:
                 decoder.map(values)
-            except DecodeError as exc:
+            except _UNDECODABLE as exc:
                 raise SubjectLost(
                     self.role, f"sent values that do not decode ({exc})", garbled=True
                 ) from None

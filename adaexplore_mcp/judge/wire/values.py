@@ -134,6 +134,9 @@ def describe(tensor, device: Literal["cpu", "cuda"], **location: Any) -> TensorV
     )
 
 
+_INDEX_LIMIT = 2**62  # under torch's int64 indices, with room for a size times a stride
+
+
 def check_view(spec: TensorValue) -> int:
     """The element size, after checking that the view lies inside its storage."""
     import torch
@@ -144,6 +147,8 @@ def check_view(spec: TensorValue) -> int:
         raise DecodeError("a tensor's shape and strides disagree")
     if any(size < 0 for size in spec.shape) or any(step < 0 for step in spec.stride):
         raise DecodeError("negative sizes or strides")
+    if max(*spec.shape, *spec.stride, spec.offset, math.prod(spec.shape), 0) >= _INDEX_LIMIT:
+        raise DecodeError("a tensor's sizes, strides or offset are too large to index")
     if spec.storage_bytes % itemsize:
         raise DecodeError("the storage is not a whole number of elements")
     if math.prod(spec.shape) == 0:
