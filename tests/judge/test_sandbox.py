@@ -304,6 +304,27 @@ def test_a_kernel_sees_no_process_but_its_own(unguarded_judge):
     assert result.status is Status.CORRECT, result.message
 
 
+def test_the_kernels_proc_is_read_only(unguarded_judge):
+    """The machine's settings under /proc/sys cannot be opened for writing. Where the judge
+    runs as root, the sandbox's user is root's mapping: a writable /proc let a kernel change
+    settings of the whole machine (core_pattern runs a command as root)."""
+    forward = (
+        "opened = []\n"
+        "for path in ('/proc/sys/kernel/hostname', '/proc/sys/vm/overcommit_memory', "
+        "'/proc/self/comm'):\n"
+        "    try:\n"
+        "        open(path, 'r+').close()\n"
+        "        opened.append(path)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "if opened:\n"
+        "    raise RuntimeError(f'opened for writing: {opened}')\n" + SOFTMAX_RESULT
+    )
+    result = unguarded_judge.evaluate(SOFTMAX, module(forward), timeout_s=60)
+    _needs_namespaces(result)
+    assert result.status is Status.CORRECT, result.message
+
+
 def test_the_output_limit_holds_without_a_private_view(loop_thread, tmp_path):
     """output_limit_mb bounds what a kernel writes to its working directory, also where the
     judge confines writes with Landlock instead of a private view."""

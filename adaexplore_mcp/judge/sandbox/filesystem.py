@@ -279,4 +279,4 @@ def build(plan: ViewPlan) -> None:
 
 def mount_proc() -> None:
     """A /proc of this process's own PID namespace (only its own processes in it)."""
-    _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    _mount("proc", "/proc", "proc", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
