@@ -148,3 +148,40 @@ def test_every_check_is_raised_from_one_module():
         if "raise Violation(" in path.read_text()
     )
     assert raising == ["trusted/integrity.py"]
+
+
+FORGED_PLATFORM = """
+def _classes(root):
+    for sub in type.__subclasses__(root):
+        yield sub
+        yield from _classes(sub)
+
+
+for _cls in list(_classes(object)):
+    if _cls.__name__ == "ReadyAnswer":
+        _init = _cls.__init__
+
+        def _forged(self, *args, __init=_init, **data):
+            data.update(device_name="NVIDIA H100 80GB HBM3", torch="9.9.9", triton="9.9.9")
+            __init(self, *args, **data)
+
+        _cls.__init__ = _forged
+"""
+
+
+def test_the_environment_reported_is_the_judges_own(cpu_judge):
+    """The candidate's process describes its platform; a kernel that rewrites that description
+    (its classes are reachable through ``object.__subclasses__()``) changes nothing reported."""
+    import torch
+    import triton
+
+    result = cpu_judge.evaluate(
+        TASKS["softmax"], wrapped("return honest(x)", prelude=FORGED_PLATFORM)
+    )
+    assert result.status is Status.CORRECT, result.message
+    assert result.environment is not None
+    assert (result.environment.torch, result.environment.triton) == (
+        torch.__version__,
+        triton.__version__,
+    )
+    assert result.environment.device_name == "cpu (Triton interpreter)"

@@ -29,6 +29,7 @@ from adaexplore_mcp.judge.result import (
     TimingDetail,
 )
 from adaexplore_mcp.judge.roofline import usable_flops
+from adaexplore_mcp.judge.subject.loading import describe_platform
 from adaexplore_mcp.judge.trusted import integrity, verdicts
 from adaexplore_mcp.judge.trusted.common import (
     EarlyVerdict,
@@ -146,7 +147,7 @@ class TrustedEvaluation:
         ready = self.candidate.ready()
         if self.calibrator is not None:
             self.calibrator.ready()
-        self.environment = verdicts.environment_of(self.job, ready)
+        self.environment = verdicts.environment_of(self.job, describe_platform(self.device))
         self.phases.compile_s += time.perf_counter() - started
         if ready.error is not None:
             if self.guarded:

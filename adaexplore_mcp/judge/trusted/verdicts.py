@@ -91,13 +91,15 @@ def incorrect(evaluation: TrustedEvaluation, mismatch: Mismatch) -> EarlyVerdict
     return EarlyVerdict(result(evaluation, Status.INCORRECT, text))
 
 
-def environment_of(job: ChildJob, ready: ReadyAnswer) -> Environment:
+def environment_of(job: ChildJob, platform: ReadyAnswer) -> Environment:
+    """``platform``: the trusted process's own description (``describe_platform``), never the
+    one the candidate's process sends, which it could rewrite."""
     return Environment(
         device=job.device,
-        device_name=ready.device_name or "unknown",
-        capability=ready.capability,
+        device_name=platform.device_name or "unknown",
+        capability=platform.capability,
         interpreter=job.device == "cpu",
-        torch=ready.torch,
-        triton=ready.triton,
-        python=ready.python,
+        torch=platform.torch,
+        triton=platform.triton,
+        python=platform.python,
     )
