@@ -65,6 +65,10 @@ def _tensor(**changes) -> TensorValue:
         _tensor(at=8),  # bytes past the payload
         _tensor(dtype="object"),
         _tensor(shape=[2, 2], stride=[2]),
+        # sizes torch cannot index: they overflowed in the trusted process, which then crashed
+        _tensor(shape=[2**63], stride=[0]),
+        _tensor(shape=[2**40, 2**40], stride=[0, 0]),
+        _tensor(shape=[1], stride=[2**63]),
     ],
 )
 def test_a_description_that_does_not_fit_what_was_sent_is_refused(spec):

@@ -2,8 +2,9 @@
 
 A frame is a 12-byte header (the JSON body's length, then the binary payload's length, both
 big-endian), the UTF-8 JSON body, then the payload. Control messages have no payload; tensors
-on the CPU travel in it. Lengths are checked against limits before anything is allocated, since
-the other end of a socket may be a candidate's process.
+on the CPU travel in it. Lengths are checked against limits before anything is allocated, and
+memory for a frame is taken as its bytes arrive, not as its header announces, since the other end
+of a socket may be a candidate's process.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 HEADER = struct.Struct(">IQ")
 MAX_BODY = 64 * 2**20
 MAX_PAYLOAD = 8 * 2**30
+CHUNK = 4 * 2**20  # the most a Channel allocates ahead of the bytes it has received
 
 M = TypeVar("M")
 
@@ -136,20 +138,29 @@ class Channel:
             raise FrameError(f"an unexpected message: {exc.errors()[0]['msg']}") from None
 
     def _exact(self, size: int, deadline: float | None) -> bytes:
-        buffer = bytearray(size)
-        view = memoryview(buffer)
-        received = 0
-        while received < size:
-            if deadline is not None and not self.readable(deadline - time.monotonic()):
-                raise ChannelClosed("no answer in time")
-            try:
-                count = self.sock.recv_into(view[received:], min(size - received, 1 << 22))
-            except OSError as exc:
-                raise ChannelClosed(f"the other process is gone ({exc})") from None
-            if count == 0:
-                raise ChannelClosed("the other process closed its end")
-            received += count
-        return bytes(buffer)
+        """Exactly ``size`` bytes. Memory is taken as they arrive, a chunk of at most ``CHUNK``
+        bytes at a time, never on the header's word alone: a candidate that announces gigabytes
+        and then sleeps or leaves makes this process hold one chunk, not what it announced. The
+        chunks are joined once, the one copy a single buffer turned into ``bytes`` took too."""
+        chunks: list[bytearray] = []
+        remaining = size
+        while remaining:
+            chunk = bytearray(min(remaining, CHUNK))
+            view = memoryview(chunk)
+            filled = 0
+            while filled < len(chunk):
+                if deadline is not None and not self.readable(deadline - time.monotonic()):
+                    raise ChannelClosed("no answer in time")
+                try:
+                    count = self.sock.recv_into(view[filled:])
+                except OSError as exc:
+                    raise ChannelClosed(f"the other process is gone ({exc})") from None
+                if count == 0:
+                    raise ChannelClosed("the other process closed its end")
+                filled += count
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
 
     def close(self) -> None:
         self.sock.close()
