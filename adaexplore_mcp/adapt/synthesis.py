@@ -108,12 +108,9 @@ def parse_reply(reply: str) -> tuple[str, str]:
 
 def source_hash(source: str) -> str:
     """A hash of the code with comments, docstrings and layout set aside; text that does not
-    parse falls back to its whitespace-collapsed form."""
+    parse, or nests too deeply to be dumped, falls back to its whitespace-collapsed form."""
     try:
         tree = ast.parse(source)
-    except SyntaxError:
-        text = " ".join(source.split())
-    else:
         for node in ast.walk(tree):
             body = getattr(node, "body", None)
             if (
@@ -125,6 +122,8 @@ def source_hash(source: str) -> str:
             ):
                 body.pop(0)  # the docstring
         text = ast.dump(tree, annotate_fields=False)
+    except (SyntaxError, MemoryError, RecursionError):
+        text = " ".join(source.split())
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -181,7 +180,7 @@ async def validate(
 def _name_from_docstring(source: str) -> str | None:
     try:
         doc = ast.get_docstring(ast.parse(source)) or ""
-    except SyntaxError:
+    except (SyntaxError, MemoryError, RecursionError):  # nested past the parser's limit
         return None
     words = _SNAKE.sub("_", doc.split("\n", 1)[0].lower()).strip("_")
     return words[:60].rstrip("_") or None

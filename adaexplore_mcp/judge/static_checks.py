@@ -30,8 +30,22 @@ class GlobalRead:
     column: int
 
 
+_TOO_DEEP = (
+    "kernel.py nests too deeply to be checked (an expression past the limit of Python's "
+    "parser or of its recursion): split deep expressions into several statements."
+)
+
+
 def precheck(task: Task, code: str) -> EvalResult | None:
     """A compile_error verdict for source that cannot work, or None to go on and run it."""
+    try:
+        return _precheck(task, code)
+    except (MemoryError, RecursionError):  # the parser's limit, or recursion here or in review()
+        detail = ErrorDetail(type="SourceTooDeep", message=_TOO_DEEP, phase=Phase.COMPILING)
+        return _compile_error(task, code, _TOO_DEEP, detail)
+
+
+def _precheck(task: Task, code: str) -> EvalResult | None:
     try:
         tree = ast.parse(code, filename="kernel.py")
     except SyntaxError as exc:

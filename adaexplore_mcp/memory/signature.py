@@ -66,8 +66,9 @@ def kernel_names(code: str) -> set[str]:
     import aliases. A message that mentions one of them is about this kernel, not the mistake."""
     try:
         tree = ast.parse(code)
-    except SyntaxError:
-        # An excerpt or a kernel that does not parse: fall back to assignment-looking names.
+    except (SyntaxError, MemoryError, RecursionError):
+        # An excerpt or a kernel that does not parse (or nests past the parser's limit): fall
+        # back to assignment-looking names.
         return set(re.findall(r"^\s*([A-Za-z_]\w*)\s*=", code, re.M)) | set(
             re.findall(r"\bdef\s+([A-Za-z_]\w*)", code)
         )

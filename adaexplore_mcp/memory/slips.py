@@ -164,7 +164,7 @@ def _path(module: ModuleType) -> list[str]:
 def _parses(code: str) -> bool:
     try:
         ast.parse(code)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, MemoryError, RecursionError):  # nested past the parser
         return False
     return True
 
@@ -174,7 +174,7 @@ def _bound_names(code: str) -> set[str] | None:
     parse, or a star import may bind anything)."""
     try:
         tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, MemoryError, RecursionError):  # nested past the parser
         return None
     names: set[str] = set()
     for node in ast.walk(tree):

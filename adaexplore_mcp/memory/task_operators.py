@@ -25,7 +25,7 @@ def task_operators(source: str) -> frozenset[str]:
     and ``F.layer_norm`` are one operator; empty when the source does not parse."""
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, MemoryError, RecursionError):  # nested past the parser's limit
         return frozenset()
     model = next(
         (node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Model"),

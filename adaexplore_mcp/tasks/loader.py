@@ -80,6 +80,8 @@ def parse_task(
         tree = ast.parse(source, filename=str(display))
     except SyntaxError as exc:
         raise TaskError(f"syntax error: {exc.msg}", path=display, line=exc.lineno) from None
+    except (MemoryError, RecursionError):  # the parser's limit on nesting
+        raise _too_deep(display) from None
 
     defined = _top_level_definitions(tree)
     missing = [sig for key, sig in REQUIRED.items() if key not in defined]
@@ -118,7 +120,10 @@ def parse_task(
     elif "ODD_SHAPES" in defined:
         raise _not_literal("ODD_SHAPES", defined["ODD_SHAPES"], display)
     else:
-        variants += derive_variants(integer_globals(tree), small)
+        try:
+            variants += derive_variants(integer_globals(tree), small)
+        except RecursionError:  # a size computed by an expression nested past the limit
+            raise _too_deep(display) from None
 
     tolerance = None
     if "TOLERANCE" in literals:
@@ -235,6 +240,14 @@ def _not_literal(name: str, line: int, path: Any) -> TaskError:
         "without running the task",
         path=path,
         line=line,
+    )
+
+
+def _too_deep(path: Any) -> TaskError:
+    return TaskError(
+        "the source nests too deeply to be read (an expression past the limit of Python's "
+        "parser or of its recursion): split deep expressions into several statements",
+        path=path,
     )
 
 

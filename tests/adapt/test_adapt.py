@@ -53,6 +53,18 @@ def test_parse_reply_and_duplicates() -> None:
     assert source_hash(SCALED_GELU) != source_hash(RELU_SQUARED)
 
 
+@pytest.mark.parametrize("depth", [2000, 100_000])  # past the recursion limit, the parser's
+def test_source_nested_too_deeply_is_hashed_as_text(depth: int) -> None:
+    deep = RELU_SQUARED + "\n\ndef _deep():\n    return " + "-" * depth + "1\n"
+    assert source_hash(deep) == source_hash(deep + "\n") != source_hash(RELU_SQUARED)
+
+
+def test_a_reply_past_the_parsers_nesting_limit_has_no_docstring_to_name_it() -> None:
+    deep = RELU_SQUARED + "\n_deep = " + "-" * 100_000 + "1\n"
+    with pytest.raises(Rejected, match="names no task"):
+        parse_reply(f"```python\n{deep}```")
+
+
 def test_prompt_shows_the_examples_and_the_names_to_avoid() -> None:
     examples = [get_bundled_task("gelu"), get_bundled_task("softmax")]
     prompt = prompt_for(examples, "recombine", ["gelu", "softmax", "layernorm"])

@@ -3,8 +3,10 @@
 import ast
 import textwrap
 
+import pytest
+
 from adaexplore_mcp.judge import Status
-from adaexplore_mcp.judge.static_checks import plain_globals_in_kernels
+from adaexplore_mcp.judge.static_checks import plain_globals_in_kernels, precheck
 from adaexplore_mcp.tasks import bundled_solution, get_bundled_task, solution_names
 
 
@@ -70,3 +72,27 @@ def test_the_judge_gives_the_gpu_compile_error_on_the_cpu(cpu_judge):
     assert "SQRT_2_OVER_PI = tl.constexpr(...)" in result.message
     line = code.splitlines().index("    u = SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)") + 1
     assert result.error.location == f"kernel.py:{line}"
+
+
+# nested past Python's recursion limit (module level, read by the GPU-global check; in a
+# function, read only by the source policy), and past the parser's own limit
+DEEP_GLOBAL = "\n_deep = " + "-" * 2000 + "1\n"
+DEEP_IN_FUNCTION = "\n\ndef _deep():\n    return " + "-" * 2000 + "1\n"
+PAST_THE_PARSER = "\n_deep = " + "-" * 100_000 + "1\n"
+
+
+@pytest.mark.parametrize("tail", [DEEP_GLOBAL, DEEP_IN_FUNCTION, PAST_THE_PARSER])
+def test_source_nested_too_deeply_is_the_kernels_compile_error(tail):
+    result = precheck(get_bundled_task("softmax"), bundled_solution("softmax") + tail)
+    assert result is not None
+    assert result.status is Status.COMPILE_ERROR
+    assert result.error.type == "SourceTooDeep"
+    assert "nests too deeply" in result.message and "split" in result.message
+
+
+def test_the_judge_gives_a_verdict_on_source_nested_too_deeply(cpu_judge):
+    result = cpu_judge.evaluate(
+        get_bundled_task("softmax"), bundled_solution("softmax") + DEEP_GLOBAL
+    )
+    assert result.status is Status.COMPILE_ERROR
+    assert "nests too deeply" in result.message

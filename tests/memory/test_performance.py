@@ -52,6 +52,7 @@ def test_the_operator_signature_reads_modules_and_functions():
     assert task_operators(GEMM_RELU) == {"linear", "relu"}
     assert task_operators(SOFTMAX) == {"softmax"}  # get_inputs' randn is not the task's work
     assert task_operators("not python (") == frozenset()
+    assert task_operators(SOFTMAX + "\n_deep = " + "-" * 100_000 + "1\n") == frozenset()
 
 
 def test_only_a_step_faster_by_the_margin_is_a_lesson(tmp_path):

@@ -96,3 +96,9 @@ def test_the_same_mistake_in_two_real_kernels_has_one_signature(cpu_judge, size_
     one, two = (failure_signature(r) for r in reports)
     assert one.key == two.key
     assert one.error_type == "ValueError"
+
+
+def test_a_kernel_past_the_parsers_nesting_limit_falls_back_to_its_assignments():
+    code = bundled_solution("gelu") + "\n_deep = " + "-" * 100_000 + "1\n"
+    assert {"SQRT_2_OVER_PI", "gelu_tanh_kernel", "_deep"} <= kernel_names(code)
+    assert signature("SourceTooDeep", "kernel.py nests too deeply", code=code).slip is None

@@ -192,3 +192,9 @@ def test_no_starter_mistake_is_a_slip():
     _, evidence = load_starter()
     records = [r for rs in evidence.values() for r in rs if r.is_failure]
     assert [r.id for r in records if failure_signature(r.report()).slip] == []
+
+
+def test_a_kernel_past_the_parsers_nesting_limit_is_read_as_one_that_does_not_parse():
+    code = KERNEL + "\n_deep = " + "-" * 100_000 + "1\n"
+    assert find_slip("SyntaxError", "too many nested parentheses", code).kind == "syntax"
+    assert find_slip("NameError", "name 'offz' is not defined", code) is None

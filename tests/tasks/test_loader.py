@@ -127,3 +127,15 @@ def test_resolve_by_name_and_by_path(tmp_path: Path):
     assert task.name == "mytask" and task.path == path
     with pytest.raises(TaskError, match="no bundled task named 'softmaxx'"):
         resolve_task("softmaxx")
+
+
+@pytest.mark.parametrize("depth", [2000, 100_000])  # past the recursion limit, the parser's
+def test_a_task_nested_too_deeply_is_a_task_error(tmp_path: Path, depth: int):
+    source = GOOD.replace('ODD_SHAPES = [{"n": 1000}, {"n": 7}]', "m = " + "-" * depth + "1")
+    with pytest.raises(TaskError, match="nests too deeply"):
+        parse_task(source, name="deep")
+    path = tmp_path / "deep.py"
+    path.write_text(source)
+    with pytest.raises(TaskError) as info:
+        load_task_file(path)
+    assert str(info.value).startswith(f"{path}: ")
