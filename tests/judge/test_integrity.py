@@ -11,7 +11,15 @@ from adaexplore_mcp.judge.checks import Violation
 from adaexplore_mcp.judge.trusted import integrity
 from adaexplore_mcp.tasks import get_bundled_task, parse_task
 
-from .exploits import EXPLOITS, HARMLESS, IDENTITY_TASK, Exploit, touching, wrapped
+from .exploits import (
+    EXPLOITS,
+    HARMLESS,
+    IDENTITY_TASK,
+    Exploit,
+    hidden_then_copied,
+    touching,
+    wrapped,
+)
 
 TASKS = {
     "softmax": get_bundled_task("softmax"),
@@ -185,3 +193,21 @@ def test_the_environment_reported_is_the_judges_own(cpu_judge):
         triton.__version__,
     )
     assert result.environment.device_name == "cpu (Triton interpreter)"
+
+
+def test_torch_called_from_a_kernels_body_in_the_interpreter_is_the_candidates(cpu_judge):
+    """Triton's CPU interpreter runs a kernel's body as Python, so the body can call any
+    function; what that function runs in torch is the candidate's, though Triton called it. (On
+    a GPU the compiler refuses such a call.)"""
+    code = hidden_then_copied(
+        """
+        @triton.jit
+        def side_kernel(n):
+            _hidden()
+        """,
+        "side_kernel[(1,)](x.numel()); "
+        "copy_kernel[(triton.cdiv(x.numel(), 1024),)](y, out, x.numel())",
+    )
+    result = cpu_judge.evaluate(TASKS["softmax"], code)
+    assert result.status is Status.REJECTED, result.message
+    assert result.integrity[0].check == "torch_fallback", result.message

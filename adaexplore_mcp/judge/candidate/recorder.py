@@ -7,7 +7,12 @@ per shape (``top_level_ops``), which see every thread and every dispatch path.
 
 from __future__ import annotations
 
+import functools
+import os
+import sys
+import types
 from collections.abc import Sequence
+from typing import Any
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -154,18 +159,70 @@ def _within(event, spans: Spans) -> bool:
     return any(t == event.thread and s <= start and end <= e for t, s, e in spans)
 
 
-class OpRecorder(TorchDispatchMode):
-    """Counts every operator outside ``GLUE_OPS`` into ``counts``, except while
-    ``in_launch[0]`` is set (Triton's own torch calls during a launch)."""
+def glue_overloads() -> frozenset[tuple[str, str]]:
+    """(operator, overload) of every ``aten`` glue operator as torch ships it: taken before the
+    candidate's module is imported, so an overload it defines under a glue operator's name
+    (``aten::copy_.anything``, through ``torch.library``) is not glue."""
+    import torch
 
-    def __init__(self, counts: dict[str, int], in_launch: list[int]) -> None:
+    return frozenset(
+        (name, overload)
+        for name in GLUE_OPS
+        if hasattr(torch.ops.aten, name)
+        for overload in getattr(torch.ops.aten, name).overloads()
+    )
+
+
+class OpRecorder(TorchDispatchMode):
+    """Counts every operator but glue into ``counts``. While ``in_launch[0]`` is set (a Triton
+    launch is under way) an operator that Triton's own code called is Triton's and not counted;
+    one the candidate's code called there (a grid, a hook, an argument's method, its own
+    ``do_bench``) is. A tensor subclass with a ``__torch_dispatch__`` of its own runs Python
+    under every operator on it, out of this mode's sight: it is counted too."""
+
+    def __init__(
+        self, counts: dict[str, int], in_launch: list[int], glue: frozenset[tuple[str, str]]
+    ) -> None:
         super().__init__()
         self.counts = counts
         self.in_launch = in_launch
+        self.glue = glue
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if not self.in_launch[0]:
+        if not (self.in_launch[0] and _called_by_triton()):
             name = func.overloadpacket.__name__
-            if name not in GLUE_OPS:
+            if func.namespace != "aten" or (name, func._overloadname) not in self.glue:
                 self.counts[name] = self.counts.get(name, 0) + 1
+            for kind in types:
+                label = f"{getattr(kind, '__name__', 'a')} (a tensor subclass)"
+                self.counts[label] = self.counts.get(label, 0) + 1
         return func(*args, **(kwargs or {}))
+
+
+def _package_dir(module: Any) -> str:
+    return os.path.dirname(os.path.realpath(module.__file__)) + os.sep
+
+
+@functools.cache
+def _dirs() -> tuple[tuple[str, ...], str]:
+    """Where code that launches lies (Triton's package, and this one, which wraps its launches),
+    and what lies between an operator and the code that called it (torch's package)."""
+    import torch
+    import triton
+
+    return (_package_dir(triton), _package_dir(sys.modules[__name__])), _package_dir(torch)
+
+
+def _called_by_triton() -> bool:
+    """Whether the code that called into torch here is Triton's (or this package's, around a
+    launch): the innermost frame outside torch lies in one of those packages."""
+    launchers, between = _dirs()
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if path.startswith(launchers):
+            return True
+        if not path.startswith(between):
+            return False
+        frame = frame.f_back
+    return False

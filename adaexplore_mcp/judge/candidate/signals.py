@@ -25,13 +25,19 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
 
 from adaexplore_mcp.judge.candidate.audit import audit_hook
-from adaexplore_mcp.judge.candidate.recorder import OpRecorder, top_level_ops, torch_time_us
+from adaexplore_mcp.judge.candidate.recorder import (
+    OpRecorder,
+    glue_overloads,
+    top_level_ops,
+    torch_time_us,
+)
 from adaexplore_mcp.judge.wire.subject import AuditEvent, KernelRecord, Profile, Signals
 
 
@@ -48,6 +54,7 @@ class Monitor:
         self._launched: dict[str, int] = {}
         self._precision: dict[str, Any] = {}
         self._threads: set[int] = set()
+        self._glue: frozenset[tuple[str, str]] = frozenset()
         # the profiler's names for a launch's span and for the candidate's code inside one: not
         # names a candidate could give a range of its own to hide torch work in
         token = secrets.token_hex(8)
@@ -60,6 +67,7 @@ class Monitor:
         """Before the candidate's module is imported; irreversible for this process."""
         import torch._dynamo  # noqa: F401  (on import it rewraps torch.manual_seed and friends)
 
+        self._glue = glue_overloads()
         self._wrap_launchers()
         wrap_compiler(self.compile_gate)
         self._precision = _precision_state()
@@ -76,11 +84,14 @@ class Monitor:
         )
         launched, events = self._launched, self.events
         launch_range, callback_range = self._launch_range, self._callback_range
+        wrappers: weakref.WeakSet[Any] = (
+            weakref.WeakSet()
+        )  # this monitor's, none of the candidate's
 
         def outside(callback: Any) -> Any:
             """``callback``, the candidate's code that Triton calls inside a launch, with its
             torch work recorded as the candidate's."""
-            if not callable(callback) or getattr(callback, "_adaexplore_outside", False):
+            if not callable(callback) or callback in wrappers:
                 return callback
 
             def call(*args: Any, **kwargs: Any) -> Any:
@@ -96,7 +107,7 @@ class Monitor:
                     finally:
                         in_launch[0] = saved
 
-            call._adaexplore_outside = True  # type: ignore[attr-defined]
+            wrappers.add(call)
             return call
 
         for owner, counts in _launcher_classes():
@@ -150,7 +161,7 @@ class Monitor:
         before = self._launches[0]
         native_before = _native_thread_count()
         counts: dict[str, int] = {}
-        recorder = OpRecorder(counts, self._in_launch)
+        recorder = OpRecorder(counts, self._in_launch, self._glue)
         self._noop[0] = mode == "noop"
         profiler = (
             _Profiler(self.device, self._launch_range, self._callback_range)
