@@ -172,11 +172,48 @@ def test_with_the_token_everything_works(guarded):
 )
 def test_malformed_requests_are_422_and_run_nothing(service, body, expected):
     before = service.served()
-    response = httpx.post(f"{service.url}/v1/evaluate", content=body)
+    response = httpx.post(f"{service.url}/v1/evaluate", content=body, headers=JSON)
     assert response.status_code == 422
     assert response.json()["error"] == "invalid_request"
     assert expected in response.json()["message"]
     assert service.served() == before
+
+
+JSON = {"Content-Type": "application/json"}
+
+
+def test_a_body_not_sent_as_json_is_415_and_runs_nothing(service):
+    """A web page may post text/plain to any address without asking: with no token, any page
+    open on the machine could have had kernels judged."""
+    before = service.served()
+    body = json.dumps(payload(GELU, gelu_solution()))
+    for headers in ({"Content-Type": "text/plain;charset=UTF-8"}, {}):
+        response = httpx.post(f"{service.url}/v1/evaluate", content=body, headers=headers)
+        assert response.status_code == 415, response.text
+        assert response.json()["error"] == "unsupported_media_type"
+    assert service.served() == before
+
+
+def test_without_a_token_only_a_loopback_host_is_answered(service):
+    """A name a web page points at 127.0.0.1 (DNS rebinding) reaches nothing."""
+    before = service.served()
+    for host in ("rebind.example", "rebind.example:8765", "10.0.0.1"):
+        response = httpx.post(
+            f"{service.url}/v1/evaluate",
+            json=payload(GELU, gelu_solution()),
+            headers={"Host": host},
+        )
+        assert response.status_code == 421, (host, response.text)
+        assert response.json()["error"] == "untrusted_host"
+    assert service.served() == before
+    for host in ("localhost:1", "127.0.0.1", "[::1]:8765"):
+        response = httpx.get(f"{service.url}/v1/health", headers={"Host": host})
+        assert response.status_code == 200, (host, response.text)
+
+
+def test_with_a_token_any_host_is_answered(guarded):
+    headers = {"Authorization": f"Bearer {TOKEN}", "Host": "judge.example"}
+    assert httpx.get(f"{guarded.url}/v1/health", headers=headers).status_code == 200
 
 
 def test_a_broken_task_is_422_and_a_task_error_remotely(service):

@@ -149,7 +149,8 @@ async def _storm(url: str, cases: list[Case]) -> tuple[dict[int, list[str]], Cou
                 response = await client.post("/v1/evaluate", json=payload(GELU, gelu_solution()))
                 refusals[response.status_code] += 1
                 bad = b'{"task": {"name": "gelu"}, "code": 1}' if n % 2 else b"{"
-                response = await client.post("/v1/evaluate", content=bad, headers=AUTH)
+                malformed = AUTH | {"Content-Type": "application/json"}
+                response = await client.post("/v1/evaluate", content=bad, headers=malformed)
                 refusals[response.status_code] += 1
                 await asyncio.sleep(0.2)
 

@@ -76,6 +76,8 @@ class ServiceErrorCode(StrEnum):
     UNAUTHORIZED = "unauthorized"
     INVALID_REQUEST = "invalid_request"
     BODY_TOO_LARGE = "body_too_large"
+    UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
+    UNTRUSTED_HOST = "untrusted_host"
     TASK_ERROR = "task_error"
     QUEUE_FULL = "queue_full"
     JUDGE_UNAVAILABLE = "judge_unavailable"

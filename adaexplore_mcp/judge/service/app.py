@@ -20,6 +20,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 import adaexplore_mcp
 from adaexplore_mcp.judge.exceptions import JudgeError, JudgeUnavailable, QueueFull
@@ -169,6 +170,16 @@ class _Endpoints:
         self.max_body = int(settings.max_body_mb * 2**20)
 
     async def _body(self, request: Request, model: type[M]) -> M:
+        # a web page can post text/plain anywhere without asking; application/json it cannot,
+        # short of a CORS preflight this service never approves
+        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media != "application/json":
+            raise RequestRejected(
+                415,
+                ServiceErrorCode.UNSUPPORTED_MEDIA_TYPE,
+                f"the request body must be JSON, sent with `Content-Type: application/json` "
+                f"(got {media or 'none'!r})",
+            )
         declared = request.headers.get("content-length", "")
         too_large = RequestRejected(
             413,
@@ -310,7 +321,10 @@ def create_app(judge: LocalJudge, settings: ServiceSettings) -> Starlette:
             Route(f"{API_PREFIX}/health", endpoints.health, methods=["GET"]),
             Route(f"{API_PREFIX}/queue", endpoints.queue, methods=["GET"]),
         ],
-        middleware=[Middleware(BearerAuth, token=settings.token, reject=_unauthorized)],
+        middleware=[
+            Middleware(LoopbackHost, enforce=settings.token is None and _is_loopback(settings)),
+            Middleware(BearerAuth, token=settings.token, reject=_unauthorized),
+        ],
         exception_handlers={
             HTTPException: _handle,
             RequestRejected: _handle,
@@ -319,3 +333,45 @@ def create_app(judge: LocalJudge, settings: ServiceSettings) -> Starlette:
             Exception: _handle,
         },
     )
+
+
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _is_loopback(settings: ServiceSettings) -> bool:
+    return settings.host in LOOPBACK_NAMES or settings.host.startswith("127.")
+
+
+def _host_name(header: str) -> str:
+    """The name in a Host header, without its port (``[::1]:8765`` is ``::1``)."""
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    return header.rpartition(":")[0] if ":" in header else header
+
+
+class LoopbackHost:
+    """ASGI middleware for a service on the loopback interface with no token: a request must
+    name a loopback host. A web page that points a name of its own at 127.0.0.1 (DNS
+    rebinding) then reaches nothing; with a token, the token already stops it."""
+
+    def __init__(self, app: ASGIApp, enforce: bool) -> None:
+        self.app = app
+        self.enforce = enforce
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self.enforce:
+            host = next((v for k, v in scope.get("headers", []) if k.lower() == b"host"), b"")
+            name = _host_name(host.decode("latin-1")).lower()
+            if name not in LOOPBACK_NAMES and not name.startswith("127."):
+                response = error_response(
+                    RequestRejected(
+                        421,
+                        ServiceErrorCode.UNTRUSTED_HOST,
+                        "this service listens on the loopback interface without a token and "
+                        "answers only requests for a loopback host (localhost, 127.0.0.1, "
+                        "[::1]); set a token (ADAEXPLORE_SERVICE__TOKEN) to serve others",
+                    )
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)

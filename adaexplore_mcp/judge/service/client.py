@@ -264,6 +264,10 @@ def _exception(error: ErrorResponse, url: str) -> Exception:
         return JudgeUnavailable(f"{message} (judge service at {url})")
     if code is ServiceErrorCode.TASK_ERROR:
         return TaskError(message)
-    if code in (ServiceErrorCode.INVALID_REQUEST, ServiceErrorCode.BODY_TOO_LARGE):
+    if code in (
+        ServiceErrorCode.INVALID_REQUEST,
+        ServiceErrorCode.BODY_TOO_LARGE,
+        ServiceErrorCode.UNSUPPORTED_MEDIA_TYPE,
+    ):
         return ValueError(f"the judge service at {url} rejected the request: {message}")
     return JudgeError(f"the judge service at {url} failed: {message}")
