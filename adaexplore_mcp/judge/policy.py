@@ -38,8 +38,8 @@ class Tolerance(BaseModel, frozen=True):
     With ``atol_scale="output_rms"`` the ``atol`` is a fraction of the expected output's root
     mean square, so a rounding error that scales with the output passes near its zeros too."""
 
-    atol: float = Field(ge=0)
-    rtol: float = Field(ge=0)
+    atol: float = Field(ge=0, allow_inf_nan=False)
+    rtol: float = Field(ge=0, allow_inf_nan=False)
     atol_scale: Literal["absolute", "output_rms"] = "absolute"
 
 

@@ -75,7 +75,7 @@ def parse_task(
     source: str, *, name: str, path: Path | None = None, level: int | None = None
 ) -> Task:
     """Validate a task's source and build its ``Task`` (shape variants, tolerance, metadata)."""
-    display = path or f"<task {name}>"
+    display = path or f"<task {name!r}>"  # repr: a name may hold a NUL, no filename can
     try:
         tree = ast.parse(source, filename=str(display))
     except SyntaxError as exc:

@@ -282,6 +282,27 @@ def test_a_broken_task_raises_task_error_with_its_line(cpu_judge):
     _still_serves(cpu_judge)
 
 
+@pytest.mark.parametrize(
+    ("returns", "error"),
+    [
+        ("torch.softmax(x, dim=-1) * float('nan')", "NonFiniteReference"),
+        ("'softmax'", "UncomparableOutput"),
+    ],
+    ids=["nan", "str"],
+)
+def test_a_reference_no_output_can_match_is_the_tasks_fault(cpu_judge, returns, error):
+    """A NaN reference let every output pass (a NaN difference is never over the tolerance),
+    and a str one crashed the judge, which then blamed itself."""
+    source = get_bundled_task("softmax").source
+    assert "return torch.softmax(x, dim=-1)" in source
+    task = parse_task(
+        source.replace("return torch.softmax(x, dim=-1)", f"return {returns}"), name="odd"
+    )
+    with pytest.raises(TaskError, match=error):
+        cpu_judge.evaluate(task, softmax_solution())
+    _still_serves(cpu_judge)
+
+
 def test_the_network_is_unreachable(unguarded_judge):
     """Past the source check and with the guard off, the empty network namespace still holds:
     a listening socket in this very process cannot be reached."""

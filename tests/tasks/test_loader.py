@@ -83,6 +83,9 @@ def test_hash_is_stable_and_tracks_source_and_shapes():
         ),
         (('SMALL_SHAPES = {"n": 64}', 'SMALL_SHAPES = {"n": [64]}'), "must be a number"),
         (('SMALL_SHAPES = {"n": 64}', 'TOLERANCE = {"atol": -1, "rtol": 0}'), "TOLERANCE must be"),
+        # an infinite tolerance reached the worker as null, which killed it; the kernel was blamed
+        (('SMALL_SHAPES = {"n": 64}', 'TOLERANCE = {"atol": 1e999, "rtol": 0}'), "TOLERANCE must"),
+        (('SMALL_SHAPES = {"n": 64}', 'TOLERANCE = {"atol": 0, "rtol": 1e999}'), "TOLERANCE must"),
         (('SMALL_SHAPES = {"n": 64}', "READ_FRACTION = 0"), "READ_FRACTION must be a number"),
         (('SMALL_SHAPES = {"n": 64}', "READ_FRACTION = 1.5"), "READ_FRACTION must be a number"),
         (('SMALL_SHAPES = {"n": 64}', "READ_FRACTION = True"), "READ_FRACTION must be a number"),
@@ -139,3 +142,8 @@ def test_a_task_nested_too_deeply_is_a_task_error(tmp_path: Path, depth: int):
     with pytest.raises(TaskError) as info:
         load_task_file(path)
     assert str(info.value).startswith(f"{path}: ")
+
+
+def test_a_task_named_with_a_nul_byte_is_parsed_like_any_other():
+    """The name became the parser's filename, which may hold no NUL: the service answered 500."""
+    assert parse_task(GOOD, name="a\x00b").name == "a\x00b"

@@ -251,6 +251,15 @@ class TrustedEvaluation:
         if scale is not None and any(nonfinite(value) for value in expected):
             return  # the reference itself leaves float32's range on these inputs
         where = f"input set {trial + 1} of {variant.describe()}"
+        if any(nonfinite(value) for value in expected):
+            raise self._task_failed(
+                SubjectError(
+                    type="NonFiniteReference",
+                    message=f"the reference's output on {where} holds NaN or Inf, which no "
+                    "output can match (NaN and Inf never pass): draw inputs on which the "
+                    "reference is finite",
+                )
+            )
         if mode == "noop":
             if (
                 self.comparison.fresh().compare(outputs, expected, variant=where, trial=trial)

@@ -13,8 +13,10 @@ import random
 import secrets
 from typing import Any
 
+import torch
+
 from adaexplore_mcp.judge.result import SkippedVariant
-from adaexplore_mcp.judge.trusted.common import ask_task
+from adaexplore_mcp.judge.trusted.common import ask_task, task_failure
 from adaexplore_mcp.judge.trusted.link import Link
 from adaexplore_mcp.judge.trusted.shapes import probe_reference
 from adaexplore_mcp.judge.wire.subject import (
@@ -27,6 +29,7 @@ from adaexplore_mcp.judge.wire.subject import (
     ReferenceRequest,
     SetsAnswer,
     SetsRequest,
+    SubjectError,
     ValuesAnswer,
 )
 from adaexplore_mcp.tasks import ShapeVariant, Task
@@ -104,6 +107,16 @@ class TaskExchange:
         answer, payload = self.ask(request, ValuesAnswer)
         expected = self.link.take(answer.values, payload, set())
         self.forget(key)
+        for value in expected:
+            if not isinstance(value, torch.Tensor | bool | int | float):
+                raise task_failure(
+                    self.task,
+                    SubjectError(
+                        type="UncomparableOutput",
+                        message=f"Model.forward returned a {type(value).__name__}, which cannot "
+                        "be compared: a task's forward returns tensors (or a tuple of them)",
+                    ),
+                )
         return expected, answer
 
     def forget(self, key: int) -> None:
