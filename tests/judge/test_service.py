@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import socket
+import threading
 import time
 
 import httpx
@@ -214,6 +216,29 @@ def test_without_a_token_only_a_loopback_host_is_answered(service):
 def test_with_a_token_any_host_is_answered(guarded):
     headers = {"Authorization": f"Bearer {TOKEN}", "Host": "judge.example"}
     assert httpx.get(f"{guarded.url}/v1/health", headers=headers).status_code == 200
+
+
+def test_the_service_answers_while_a_task_is_read(service, monkeypatch):
+    """A task's source is read off the event loop: a slow one (a source of 20,000 integers
+    took 16 s) froze every other request, /v1/health included."""
+    reading, release = threading.Event(), threading.Event()
+    read = service_module.task_from_source
+
+    def slow(source: str, name: str):
+        reading.set()
+        release.wait(30)
+        return read(source, name)
+
+    monkeypatch.setattr(service_module, "task_from_source", slow)
+    body = payload(GELU, gelu_solution())
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        evaluation = pool.submit(httpx.post, f"{service.url}/v1/evaluate", json=body, timeout=60)
+        assert reading.wait(30)
+        try:
+            assert httpx.get(f"{service.url}/v1/health", timeout=5).status_code == 200
+        finally:
+            release.set()
+        assert evaluation.result().json()["status"] == "correct"
 
 
 def test_a_broken_task_is_422_and_a_task_error_remotely(service):

@@ -37,11 +37,12 @@ from adaexplore_mcp.judge.service.api import (
     QueueResponse,
     ResultEvent,
     ServiceErrorCode,
+    TaskPayload,
     Versions,
 )
 from adaexplore_mcp.judge.settings import ServiceSettings
 from adaexplore_mcp.listening import BearerAuth
-from adaexplore_mcp.tasks import TaskError, task_from_source
+from adaexplore_mcp.tasks import Task, TaskError, task_from_source
 
 log = logging.getLogger(__name__)
 
@@ -65,13 +66,13 @@ class JudgeService:
     async def evaluate(
         self, request: EvaluateRequest, on_progress: ProgressCallback | None = None
     ) -> EvalResult:
-        task = task_from_source(request.task.source, request.task.name)
+        task = await _read_task(request.task)
         return await self.judge.evaluate(
             task, request.code, on_progress=on_progress, **request.params()
         )
 
     async def lint(self, request: LintRequest) -> LintReport:
-        task = task_from_source(request.task.source, request.task.name)
+        task = await _read_task(request.task)
         return await self.judge.lint(task, device=request.device)
 
     def health(self) -> HealthResponse:
@@ -162,6 +163,12 @@ async def _until_disconnected(request: Request) -> None:
 def _collect(job: asyncio.Task) -> None:
     if job.done() and not job.cancelled():
         job.exception()  # marks it retrieved; the client it was for is gone
+
+
+async def _read_task(payload: TaskPayload) -> Task:
+    """The task a request carries, read in a thread: a large source takes a while to parse, and
+    the service goes on answering meanwhile."""
+    return await asyncio.to_thread(task_from_source, payload.source, payload.name)
 
 
 class _Endpoints:
