@@ -96,6 +96,14 @@ def timed_out(phase: Phase, timeout_s: float) -> str:
     )
 
 
+def task_timed_out(name: str, timeout_s: float) -> str:
+    return (
+        f"task {name!r}: no result within {timeout_s:g} s, and the task's own code was running "
+        "(its import, get_inputs, get_init_inputs or Model.forward), not the kernel: make the "
+        "task faster (smaller shapes), or raise the time limit."
+    )
+
+
 MISSING_MODEL_NEW = (
     "kernel.py defines no `class ModelNew`. Define `class ModelNew(nn.Module)` with the same "
     "__init__ and forward signatures as the task's `Model`."

@@ -30,6 +30,8 @@ def report_body(outcome: ChildOutcome, expected_kind: str, task: Task | None) ->
 
 
 def eval_result(outcome: ChildOutcome, task: Task, code: str, timeout_s: float) -> EvalResult:
+    if outcome.end == "timeout" and outcome.task_running:
+        raise TaskError(messages.task_timed_out(task.name, timeout_s), path=task.path)
     if outcome.end == "timeout":
         result = _failure(
             task,

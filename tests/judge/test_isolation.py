@@ -303,6 +303,28 @@ def test_a_reference_no_output_can_match_is_the_tasks_fault(cpu_judge, returns, 
     _still_serves(cpu_judge)
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("import torch\n", "import time\nimport torch\n\ntime.sleep(600)\n"),
+        (
+            "    return [torch.randn(batch_size, dim)]",
+            "    import time\n    time.sleep(600)\n    return [torch.randn(batch_size, dim)]",
+        ),
+    ],
+    ids=["import", "get_inputs"],
+)
+def test_a_task_too_slow_for_the_time_limit_is_the_tasks_fault(cpu_judge, old, new):
+    """The time limit ran out in the task's own code, and the verdict said the kernel was
+    loading and compiling: look for an endless loop in it."""
+    source = get_bundled_task("softmax").source
+    assert old in source
+    task = parse_task(source.replace(old, new, 1), name="slow")
+    with pytest.raises(TaskError, match="the task's own code was running"):
+        cpu_judge.evaluate(task, softmax_solution(), timeout_s=8)
+    _still_serves(cpu_judge)
+
+
 def test_the_network_is_unreachable(unguarded_judge):
     """Past the source check and with the guard off, the empty network namespace still holds:
     a listening socket in this very process cannot be reached."""

@@ -80,7 +80,7 @@ class TrustedEvaluation:
         self.calibrator = calibrator
         self.reporter = reporter
         # its seeds are drawn in this process, after the fork: no other process ever held one
-        self.exchange = TaskExchange(task, job.task)
+        self.exchange = TaskExchange(task, job.task, reporter.task_running)
         self.device = device_of(job)
         self.device_kind: Literal["cpu", "cuda"] = "cpu" if self.device.type == "cpu" else "cuda"
         self.comparison = Comparison(
@@ -141,7 +141,8 @@ class TrustedEvaluation:
     def _ready(self) -> None:
         self.reporter.phase(Phase.COMPILING)
         started = time.perf_counter()
-        task_ready = self.task_link.ready()
+        with self.reporter.task_running():
+            task_ready = self.task_link.ready()
         if task_ready.error is not None:
             raise self._task_failed(task_ready.error)
         ready = self.candidate.ready()

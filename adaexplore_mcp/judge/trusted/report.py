@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Iterator
 
 from pydantic import BaseModel
 
@@ -20,6 +21,16 @@ class Reporter:
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.phase_now: Phase | None = None
+
+    @contextlib.contextmanager
+    def task_running(self) -> Iterator[None]:
+        """Around a wait on the task's own code: a time limit reached then is the task's."""
+        phase = self.phase_now or Phase.COMPILING
+        write_frame(self.fd, PhaseMessage(phase=phase, task_running=True))
+        try:
+            yield
+        finally:
+            write_frame(self.fd, PhaseMessage(phase=self.phase_now or phase))
 
     def phase(self, phase: Phase) -> None:
         if phase is not self.phase_now:

@@ -8,9 +8,11 @@ process keeps it (and its reference) until told to forget it.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import random
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -36,9 +38,15 @@ from adaexplore_mcp.tasks import ShapeVariant, Task
 
 
 class TaskExchange:
-    def __init__(self, link: Link, task: Task) -> None:
+    def __init__(
+        self,
+        link: Link,
+        task: Task,
+        waiting: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext,
+    ) -> None:
         self.link = link
         self.task = task
+        self.waiting = waiting  # around each wait on the task's own code
         self.rng = random.Random(secrets.randbits(64))
         # one seed for every variant's get_init_inputs(): the candidate's weights match the
         # reference's on each shape
@@ -46,7 +54,8 @@ class TaskExchange:
         self._keys = itertools.count(1)
 
     def ask(self, request: Any, expect: type) -> tuple[Any, bytes]:
-        return ask_task(self.link, self.task, request, expect)
+        with self.waiting():
+            return ask_task(self.link, self.task, request, expect)
 
     def build_request(self, variant: ShapeVariant) -> BuildRequest:
         return BuildRequest(

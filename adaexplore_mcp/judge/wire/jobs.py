@@ -127,6 +127,11 @@ class PhaseMessage(BaseModel):
     id: str = ""
     phase: Phase
     elapsed_s: float = 0.0
+    task_running: bool = Field(
+        default=False,
+        description="The trusted process is waiting on the task's own code (its import, "
+        "get_inputs or Model.forward): a time limit reached now is the task's.",
+    )
 
 
 class ProcessExit(BaseModel):
@@ -142,6 +147,9 @@ class ChildOutcome(BaseModel):
     end: Literal["reported", "crashed", "timeout", "cancelled"]
     report: dict[str, Any] | None = None
     last_phase: Phase = Phase.COMPILING
+    task_running: bool = Field(
+        default=False, description="The task's own code was running when the job ended."
+    )
     exit_code: int | None = Field(default=None, description="The trusted process's, if it died.")
     signal: str | None = None
     elapsed_s: float = 0.0

@@ -154,6 +154,8 @@ class _Supervisor:
         self.flooded = False
         self.sandbox: SandboxReport | None = None
         self.last_phase = Phase.COMPILING
+        self.task_running = False
+        self.relayed_any = False
         self.startup_s = 0.0
         self.report: dict | None = None
         self.earlier_reaped = False
@@ -184,6 +186,7 @@ class _Supervisor:
             end=end,  # type: ignore[arg-type]
             report=self.report if end == "reported" else None,
             last_phase=self.last_phase,
+            task_running=self.task_running and end == "timeout",
             exit_code=_exit(trusted).exit_code if trusted.status is not None else None,
             signal=_exit(trusted).signal if trusted.status is not None else None,
             elapsed_s=elapsed,
@@ -281,12 +284,15 @@ class _Supervisor:
     def _relay(self, body: bytes) -> bool:
         message = from_worker.validate_json(body)
         if isinstance(message, PhaseMessage):
+            self.task_running = message.task_running
+            if self.relayed_any and message.phase == self.last_phase:
+                return False  # the same phase: only whether the task's own code runs changed
             now = time.monotonic() - self.started
             if not self.startup_s:
                 self.startup_s = now
             if message.phase != Phase.COMPILING:
                 self.prepare_next()  # this job's processes are up: the next job's may start
-            self.last_phase = message.phase
+            self.last_phase, self.relayed_any = message.phase, True
             relayed = PhaseMessage(id=self.message.id, phase=message.phase, elapsed_s=now)
             write_frame(self.worker.events_fd, relayed)
             return False
