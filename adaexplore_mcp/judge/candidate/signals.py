@@ -4,9 +4,10 @@ Installed before the candidate's module is imported:
 
 - Triton's launchers are wrapped: each launch is counted, the span of a launch (and of the
   autotuner around it) is marked so that the torch work Triton does itself is not charged to the
-  candidate, and in ``noop`` mode a launch does nothing at all. The candidate's own code that
-  Triton calls inside that span (a grid function, a heuristic, a pre-run or autotuner hook, a
-  config pruner) is marked again as the candidate's: its torch work is recorded;
+  candidate, and in ``noop`` mode a launch does nothing at all. Within that span the dispatch
+  mode still counts what the candidate's own code runs (it asks which code called); for the
+  profiler, the candidate's callables Triton calls there (a grid function, a heuristic, a
+  pre-run or autotuner hook, a config pruner) get ranges of their own;
 - an audit hook refuses and records the candidate's own reach outside its computation;
 - the float32 precision switches and the threads alive are noted.
 
@@ -84,13 +85,13 @@ class Monitor:
         )
         launched, events = self._launched, self.events
         launch_range, callback_range = self._launch_range, self._callback_range
-        wrappers: weakref.WeakSet[Any] = (
-            weakref.WeakSet()
-        )  # this monitor's, none of the candidate's
+        # the callables wrapped here: a mark the candidate cannot put on one of its own
+        wrappers: weakref.WeakSet[Any] = weakref.WeakSet()
 
         def outside(callback: Any) -> Any:
-            """``callback``, the candidate's code that Triton calls inside a launch, with its
-            torch work recorded as the candidate's."""
+            """``callback``, the candidate's code that Triton calls inside a launch, in a range of
+            its own for the profiler (which goes by spans). The dispatch mode needs no mark: it
+            asks which code called each operator (``recorder.OpRecorder``)."""
             if not callable(callback) or callback in wrappers:
                 return callback
 
