@@ -7,6 +7,7 @@ import asyncio
 import re
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from adaexplore_mcp.search_engine import Action, BudgetExhausted, Edit, SearchEngine
 from adaexplore_mcp.store import Store
@@ -15,9 +16,15 @@ from tests.search_engine.fakes import FakeJudge, kernel
 _MARKER = re.compile(r"^# (speed|fails): .*$", re.MULTILINE)
 
 
-def search_loop(db_path: str, search_id: str, worker: int, delay_s: float = 0.0) -> list[int]:
-    """Select and expand until the step budget is spent; the ids of the nodes this worker made."""
+def search_loop(
+    db_path: str, search_id: str, worker: int, delay_s: float = 0.0, start: Any = None
+) -> list[int]:
+    """Select and expand until the step budget is spent; the ids of the nodes this worker made.
+    ``start``: a barrier every worker passes first, so that none is still starting while the
+    others spend the whole budget."""
     engine = SearchEngine(Store(Path(db_path)), FakeJudge(delay_s=delay_s))
+    if start is not None:
+        start.wait(120)
     return asyncio.run(_loop(engine, search_id, worker))
 
 

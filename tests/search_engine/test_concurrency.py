@@ -19,8 +19,12 @@ def test_workers_in_several_processes_lose_no_node_and_keep_the_tree_consistent(
     watcher = SearchEngine(store, FakeJudge(), settings)
     sid = watcher.start_search(toy_task(), budget=Budget(max_steps=60)).id
     watcher.get_tree(sid)  # the watcher's cache must follow what the others write
-    with SPAWN.Pool(4) as pool:
-        made = pool.starmap(search_loop, [(str(store.path), sid, w, 0.005) for w in range(4)])
+    # on a busy machine a worker still starting found the budget spent by the others
+    with SPAWN.Manager() as manager, SPAWN.Pool(4) as pool:
+        start = manager.Barrier(4)
+        made = pool.starmap(
+            search_loop, [(str(store.path), sid, w, 0.005, start) for w in range(4)]
+        )
     created = [node_id for ids in made for node_id in ids]
     assert sorted(created) == list(range(1, 61))  # no node lost, none counted twice
     assert all(ids for ids in made), "every worker took steps"
