@@ -12,11 +12,12 @@ from adaexplore_mcp.judge.trusted import integrity
 from adaexplore_mcp.tasks import get_bundled_task, parse_task
 
 from .exploits import (
+    COPY,
     EXPLOITS,
     HARMLESS,
     IDENTITY_TASK,
     Exploit,
-    hidden_then_copied,
+    copied_by_triton,
     touching,
     wrapped,
 )
@@ -199,14 +200,13 @@ def test_torch_called_from_a_kernels_body_in_the_interpreter_is_the_candidates(c
     """Triton's CPU interpreter runs a kernel's body as Python, so the body can call any
     function; what that function runs in torch is the candidate's, though Triton called it. (On
     a GPU the compiler refuses such a call.)"""
-    code = hidden_then_copied(
-        """
+    code = copied_by_triton(
+        "side_kernel[(1,)](x.numel())\n" + COPY,
+        prelude="""
         @triton.jit
         def side_kernel(n):
             _hidden()
         """,
-        "side_kernel[(1,)](x.numel()); "
-        "copy_kernel[(triton.cdiv(x.numel(), 1024),)](y, out, x.numel())",
     )
     result = cpu_judge.evaluate(TASKS["softmax"], code)
     assert result.status is Status.REJECTED, result.message
