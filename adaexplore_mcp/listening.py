@@ -84,3 +84,35 @@ class BearerAuth:
         return secrets.compare_digest(credentials.strip(), self.expected) and (
             scheme.lower() == b"bearer"
         )
+
+
+def _host_name(header: str) -> str:
+    """The name in a Host header, without its port (``[::1]:8765`` is ``::1``)."""
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    return header.rpartition(":")[0] if ":" in header else header
+
+
+class LoopbackHost:
+    """ASGI middleware for a server on the loopback interface with no token (``enforce``):
+    a request must name a loopback host by its literal name, else ``reject()``'s response. A
+    web page that points a name of its own at 127.0.0.1 (DNS rebinding) then reaches nothing;
+    with a token, the token already stops it."""
+
+    NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+    def __init__(self, app: ASGIApp, enforce: bool, reject: Callable[[], Response]) -> None:
+        self.app = app
+        self.enforce = enforce
+        self.reject = reject
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self.enforce and not self._allowed(scope):
+            await self.reject()(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def _allowed(self, scope: Scope) -> bool:
+        host = next((v for k, v in scope.get("headers", []) if k.lower() == b"host"), b"")
+        name = _host_name(host.decode("latin-1")).lower()
+        return name in self.NAMES or name.startswith("127.")

@@ -20,7 +20,6 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 import adaexplore_mcp
 from adaexplore_mcp.judge.exceptions import JudgeError, JudgeUnavailable, QueueFull
@@ -41,7 +40,7 @@ from adaexplore_mcp.judge.service.api import (
     Versions,
 )
 from adaexplore_mcp.judge.settings import ServiceSettings
-from adaexplore_mcp.listening import BearerAuth
+from adaexplore_mcp.listening import BearerAuth, LoopbackHost, is_loopback
 from adaexplore_mcp.tasks import Task, TaskError, task_from_source
 
 log = logging.getLogger(__name__)
@@ -150,6 +149,18 @@ def _unauthorized() -> Response:
             ServiceErrorCode.UNAUTHORIZED,
             "this judge service requires `Authorization: Bearer <token>` with its token "
             "(adaexplore-mcp: --judge-token or ADAEXPLORE_REMOTE__TOKEN)",
+        )
+    )
+
+
+def _untrusted_host() -> Response:
+    return error_response(
+        RequestRejected(
+            421,
+            ServiceErrorCode.UNTRUSTED_HOST,
+            "this service listens on the loopback interface without a token and answers only "
+            "requests for a loopback host (localhost, 127.0.0.1, [::1]); set a token "
+            "(ADAEXPLORE_SERVICE__TOKEN) to serve others",
         )
     )
 
@@ -329,7 +340,11 @@ def create_app(judge: LocalJudge, settings: ServiceSettings) -> Starlette:
             Route(f"{API_PREFIX}/queue", endpoints.queue, methods=["GET"]),
         ],
         middleware=[
-            Middleware(LoopbackHost, enforce=settings.token is None and _is_loopback(settings)),
+            Middleware(
+                LoopbackHost,
+                enforce=settings.token is None and is_loopback(settings.host),
+                reject=_untrusted_host,
+            ),
             Middleware(BearerAuth, token=settings.token, reject=_unauthorized),
         ],
         exception_handlers={
@@ -340,45 +355,3 @@ def create_app(judge: LocalJudge, settings: ServiceSettings) -> Starlette:
             Exception: _handle,
         },
     )
-
-
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-
-
-def _is_loopback(settings: ServiceSettings) -> bool:
-    return settings.host in LOOPBACK_NAMES or settings.host.startswith("127.")
-
-
-def _host_name(header: str) -> str:
-    """The name in a Host header, without its port (``[::1]:8765`` is ``::1``)."""
-    if header.startswith("["):
-        return header[1:].partition("]")[0]
-    return header.rpartition(":")[0] if ":" in header else header
-
-
-class LoopbackHost:
-    """ASGI middleware for a service on the loopback interface with no token: a request must
-    name a loopback host. A web page that points a name of its own at 127.0.0.1 (DNS
-    rebinding) then reaches nothing; with a token, the token already stops it."""
-
-    def __init__(self, app: ASGIApp, enforce: bool) -> None:
-        self.app = app
-        self.enforce = enforce
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and self.enforce:
-            host = next((v for k, v in scope.get("headers", []) if k.lower() == b"host"), b"")
-            name = _host_name(host.decode("latin-1")).lower()
-            if name not in LOOPBACK_NAMES and not name.startswith("127."):
-                response = error_response(
-                    RequestRejected(
-                        421,
-                        ServiceErrorCode.UNTRUSTED_HOST,
-                        "this service listens on the loopback interface without a token and "
-                        "answers only requests for a loopback host (localhost, 127.0.0.1, "
-                        "[::1]); set a token (ADAEXPLORE_SERVICE__TOKEN) to serve others",
-                    )
-                )
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
