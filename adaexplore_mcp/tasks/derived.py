@@ -49,8 +49,10 @@ def integer_globals(tree: ast.Module) -> list[SizeGlobal]:
     """The module's integer globals in assignment order; the last assignment of a name wins,
     and a name last bound to anything else is not a size."""
     known: dict[str, SizeGlobal] = {}
-    values: dict[str, int] = {}  # known's values, kept beside it: rebuilt per statement it was
-    for node in tree.body:  # quadratic, and 20,000 integers took 16 s to read
+    # known's values, kept beside it: rebuilt for every statement, they made reading quadratic
+    # (a source of 20,000 integers took 12.9 s)
+    values: dict[str, int] = {}
+    for node in tree.body:
         for target, expression in _bindings(node):
             known.pop(target, None)
             values.pop(target, None)
