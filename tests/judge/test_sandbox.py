@@ -304,14 +304,14 @@ def test_a_kernel_sees_no_process_but_its_own(unguarded_judge):
     assert result.status is Status.CORRECT, result.message
 
 
-def test_the_kernels_proc_is_read_only(unguarded_judge):
-    """The machine's settings under /proc/sys cannot be opened for writing. Where the judge
-    runs as root, the sandbox's user is root's mapping: a writable /proc let a kernel change
+def test_the_machines_settings_in_proc_are_read_only(unguarded_judge):
+    """The machine's settings under /proc cannot be opened for writing. Where the judge runs as
+    root, the sandbox's user is root's mapping: a writable /proc/sys let a kernel change
     settings of the whole machine (core_pattern runs a command as root)."""
     forward = (
         "opened = []\n"
         "for path in ('/proc/sys/kernel/hostname', '/proc/sys/vm/overcommit_memory', "
-        "'/proc/self/comm'):\n"
+        "'/proc/sys/kernel/core_pattern', '/proc/sysrq-trigger'):\n"
         "    try:\n"
         "        open(path, 'r+').close()\n"
         "        opened.append(path)\n"
@@ -319,6 +319,18 @@ def test_the_kernels_proc_is_read_only(unguarded_judge):
         "        pass\n"
         "if opened:\n"
         "    raise RuntimeError(f'opened for writing: {opened}')\n" + SOFTMAX_RESULT
+    )
+    result = unguarded_judge.evaluate(SOFTMAX, module(forward), timeout_s=60)
+    _needs_namespaces(result)
+    assert result.status is Status.CORRECT, result.message
+
+
+def test_a_kernels_process_may_name_its_threads(unguarded_judge):
+    """A process's own /proc entries stay writable: the CUDA driver cannot start without them
+    (a read-only /proc failed every GPU evaluation with cudaErrorOsCallFailed)."""
+    forward = (
+        "with open(f'/proc/self/task/{os.getpid()}/comm', 'w') as handle:\n"
+        "    handle.write('kernel')\n" + SOFTMAX_RESULT
     )
     result = unguarded_judge.evaluate(SOFTMAX, module(forward), timeout_s=60)
     _needs_namespaces(result)

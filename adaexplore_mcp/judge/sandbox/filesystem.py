@@ -25,6 +25,7 @@ _MS_REMOUNT = 0x20
 _MS_BIND = 0x1000
 _MS_REC = 0x4000
 _MS_PRIVATE = 0x40000
+_MNT_DETACH = 0x2
 _AT_FDCWD = -100
 _AT_RECURSIVE = 0x8000
 _MOUNT_ATTR_RDONLY = 0x1
@@ -277,6 +278,25 @@ def build(plan: ViewPlan) -> None:
             os.close(fd)
 
 
+# What a process's /proc offers for writing beyond its own entries: settings of the whole machine
+# (where the judge runs as root, the sandbox's user is root's mapping and could change them).
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/bus", "/proc/fs", "/proc/irq")
+_PROC_FLAGS = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+
+
 def mount_proc() -> None:
-    """A /proc of this process's own PID namespace (only its own processes in it)."""
-    _mount("proc", "/proc", "proc", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    """A /proc of this process's own PID namespace (only its own processes in it), the
+    machine's settings in it read-only.
+
+    The process's own entries stay writable: the CUDA driver cannot start without them (a
+    read-only /proc gave every GPU evaluation ``cudaErrorOsCallFailed``). If the settings
+    cannot be made read-only, the new /proc is taken away again and the error raised."""
+    _mount("proc", "/proc", "proc", _PROC_FLAGS)
+    try:
+        for path in PROC_READ_ONLY:
+            if os.path.lexists(path):
+                _mount(path, path, None, _MS_BIND | _MS_REC)
+                _mount(None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _PROC_FLAGS)
+    except OSError:
+        _libc().umount2(b"/proc", ctypes.c_int(_MNT_DETACH))
+        raise
