@@ -194,9 +194,18 @@ class OpRecorder(TorchDispatchMode):
             if func.namespace != "aten" or (name, func._overloadname) not in self.glue:
                 self.counts[name] = self.counts.get(name, 0) + 1
             for kind in types:
-                label = f"{getattr(kind, '__name__', 'a')} (a tensor subclass)"
-                self.counts[label] = self.counts.get(label, 0) + 1
+                if _dispatches(kind):
+                    label = f"{getattr(kind, '__name__', 'a')} (a tensor subclass)"
+                    self.counts[label] = self.counts.get(label, 0) + 1
         return func(*args, **(kwargs or {}))
+
+
+def _dispatches(kind: type) -> bool:
+    """Whether ``kind`` has a ``__torch_dispatch__`` of its own. Dispatch also names torch.Tensor
+    itself (and Parameter, which inherits its) among the types on a GPU."""
+    import torch
+
+    return getattr(kind, "__torch_dispatch__", None) is not torch._C._disabled_torch_dispatch_impl
 
 
 def _package_dir(module: Any) -> str:
