@@ -222,6 +222,25 @@ FP16_OPERANDS = """\
         acc = tl.dot(a.to(tl.float16), b.to(tl.float16), acc)"""
 
 
+# tl.dot left at its default precision: TF32 on a GPU, and now in the interpreter too.
+DEFAULT_OPERANDS = """\
+        acc = tl.dot(a, b, acc)"""
+IEEE_OPERANDS = """\
+        acc = tl.dot(a, b, acc, input_precision="ieee")"""
+
+
+def test_a_float32_dot_at_its_default_precision_is_tf32_on_the_cpu_as_on_a_gpu(cpu_judge):
+    """The interpreter multiplied in float32 whatever the precision: a kernel that left tl.dot
+    at its default passed strict on the CPU and failed it on a GPU, where that is TF32."""
+    default = GEMM_KERNEL.replace("OPERANDS", DEFAULT_OPERANDS)
+    strict = cpu_judge.evaluate(GEMM, default, precision=Precision.STRICT)
+    assert strict.status == "incorrect", strict.message
+    assert 'input_precision="ieee"' in strict.message
+    assert cpu_judge.evaluate(GEMM, default, precision=Precision.TF32).ok
+    ieee = GEMM_KERNEL.replace("OPERANDS", IEEE_OPERANDS)
+    assert cpu_judge.evaluate(GEMM, ieee, precision=Precision.STRICT).ok
+
+
 def test_tf32_passes_tf32_operands_and_fails_float16_operands_on_float32s_range(cpu_judge):
     tf32 = cpu_judge.evaluate(
         GEMM, GEMM_KERNEL.replace("OPERANDS", TF32_OPERANDS), precision=Precision.TF32

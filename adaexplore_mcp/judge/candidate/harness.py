@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from adaexplore_mcp.judge.candidate.interpreter import emulate_tf32_dots
 from adaexplore_mcp.judge.candidate.signals import Monitor
 from adaexplore_mcp.judge.errors import KERNEL_FILE, describe_exception
 from adaexplore_mcp.judge.subject.loading import (
@@ -65,6 +66,8 @@ class CandidateSubject:
         self.audit = job.integrity.enabled
 
     def run(self) -> None:
+        if self.device.type == "cpu":
+            emulate_tf32_dots()  # before the monitor, which takes Triton as it finds it
         ready = describe_platform(self.device)
         path = write_source(KERNEL_FILE, self.code)
         self.monitor = Monitor(kernel_path=path, workdir=self.workdir, device=self.device)
