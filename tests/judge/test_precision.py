@@ -263,3 +263,18 @@ def test_tf32_passes_tf32_operands_and_fails_float16_operands_on_float32s_range(
     assert cpu_judge.evaluate(GEMM, fp16_kernel, precision=Precision.LEGACY).ok
     strict = cpu_judge.evaluate(GEMM, fp16_kernel, precision=Precision.STRICT)
     assert strict.status == "incorrect" and strict.correctness.mismatch.input_scale is None
+
+
+@pytest.mark.parametrize("instead", ["None", "7", "x.shape"])
+def test_a_kernel_that_answers_the_diagnosis_with_no_tensor_is_still_incorrect(cpu_judge, instead):
+    """Off by rounding's size on the first shape, a kernel is called again on the others for the
+    message; a kernel that returned no tensor there crashed the trusted process, and the judge
+    blamed itself (a problem set then left the kernel out)."""
+    code = scaled_gelu(1.002)
+    marker = "        return y"
+    assert marker in code
+    returns = f"        CALLS.append(1)\n        if len(CALLS) > 1:\n            return {instead}\n"
+    code = code.replace(marker, returns + marker, 1) + "\nCALLS = []\n"
+    result = cpu_judge.evaluate(GELU, code)
+    assert result.status == "incorrect", result.message
+    assert "reduced precision" in result.message

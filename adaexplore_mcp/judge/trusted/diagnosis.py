@@ -42,6 +42,8 @@ def diagnose_rounding(evaluation: TrustedEvaluation, mismatch: Mismatch) -> None
             outputs, _, _, _ = evaluation._call(variant, master, "check", Phase.CHECKING, False)
             expected, _ = evaluation.exchange.reference(key)
             actual, want = outputs[mismatch.output_index], expected[mismatch.output_index]
+            if not _comparable(actual, want):
+                continue  # whatever the kernel returned there, it is no error of this output's
             norm = float(want.double().norm())
             if norm:
                 error = float((actual.double() - want.double()).norm()) / norm
@@ -59,6 +61,18 @@ def diagnose_rounding(evaluation: TrustedEvaluation, mismatch: Mismatch) -> None
     ):
         return  # a diagnosis only: whatever the kernel does here, the verdict stands
     mismatch.errors_by_shape = sorted(errors, key=lambda e: e.inputs)
+
+
+def _comparable(actual: object, want: object) -> bool:
+    """Both tensors of one shape: what the diagnosis measures an error between (the kernel's
+    answer here is not checked otherwise, and a diagnosis never changes the verdict)."""
+    return (
+        isinstance(actual, torch.Tensor)
+        and isinstance(want, torch.Tensor)
+        and actual.shape == want.shape
+        and not actual.is_complex()
+        and not want.is_complex()
+    )
 
 
 def _numel(values: list) -> int:
