@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 from adaexplore_mcp.judge import messages
 from adaexplore_mcp.judge.exceptions import JudgeError
 from adaexplore_mcp.judge.result import ErrorDetail, EvalResult, Phase, Status, kernel_hash
@@ -45,7 +47,7 @@ def eval_result(outcome: ChildOutcome, task: Task, code: str, timeout_s: float) 
             ),
         )
     elif outcome.end == "reported":
-        result = EvalResult.model_validate(report_body(outcome, "eval", task))
+        result = _parsed(report_body(outcome, "eval", task))
         if result.error is not None and result.error.type == "Crash":
             _explain_crash(result, outcome)
         elif outcome.output_limit_hit and result.status is not Status.TIMEOUT:
@@ -67,6 +69,15 @@ def eval_result(outcome: ChildOutcome, task: Task, code: str, timeout_s: float) 
         result.environment.sandbox = outcome.sandbox
         result.environment.network_isolated = outcome.sandbox.network_isolated
     return result
+
+
+def _parsed(body: dict) -> EvalResult:
+    """The trusted process's report as a result; one that does not parse is the judge's fault
+    (whatever a candidate sends is checked before a report is built from it)."""
+    try:
+        return EvalResult.model_validate(body)
+    except ValidationError as exc:
+        raise JudgeError(f"the trusted process sent a report that does not parse: {exc}") from None
 
 
 OUTPUT_LIMIT = (

@@ -7,6 +7,7 @@ import socket
 
 import pytest
 import torch
+from pydantic import ValidationError
 
 from adaexplore_mcp.judge.settings import TimingSettings
 from adaexplore_mcp.judge.trusted.spans import plan_calls
@@ -200,3 +201,37 @@ def test_a_process_without_a_gpu_lends_no_memory():
 
     with pytest.raises(UserCodeError, match="only a GPU process lends memory"):
         Codec(torch.device("cpu")).lend(4096)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        # an infinite time in the candidate's own profile passed, and the report built from it
+        # failed to parse in the pool: a problem set's whole run ended there
+        '{"kind":"called","outputs":[],"signals":{"profile":{"launch_us":Infinity}}}',
+        '{"kind":"called","outputs":[],"signals":{"profile":{"torch_us":NaN}}}',
+        '{"kind":"called","outputs":[],"signals":{"profile":{"kernels":'
+        '[{"name":"k","triton":true,"launches":1,"us":Infinity}]}}}',
+        '{"kind":"called","outputs":[],"signals":{"profile":{"kernels":'
+        '[{"name":"k","triton":true,"launches":-1,"us":1.0}]}}}',
+        '{"kind":"called","outputs":[],"host_s":Infinity}',
+        '{"kind":"armed","outputs":[],"host_s":NaN}',
+    ],
+)
+def test_times_a_candidate_reports_must_be_finite(answer):
+    with pytest.raises(ValidationError):
+        answer_adapter.validate_json(answer)
+
+
+def test_descriptions_cannot_claim_more_bytes_than_were_sent():
+    """Many descriptions of one payload's bytes: each was copied, so 12 descriptions of a
+    256 MiB payload made the trusted process hold 3.5 GiB (without a limit, up to the
+    machine's memory: a judge failure)."""
+    decoder = PayloadDecoder(bytes(16))
+    decoder.decode(_tensor())
+    with pytest.raises(DecodeError, match="more bytes"):
+        decoder.decode(_tensor())
+    # what an honest encoder sends, each tensor's bytes once, decodes whole
+    x, y = torch.arange(4.0), torch.ones(3, dtype=torch.float64)
+    back, _, _ = roundtrip([x, y, x])
+    assert torch.equal(back[0], x) and torch.equal(back[1], y) and torch.equal(back[2], x)

@@ -20,6 +20,11 @@ class _Message(BaseModel):
     model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
 
 
+# A time a user-code process reports about itself: what the trusted process builds a result
+# from must serialize (an infinite one became null in the report, which then failed to parse)
+_Time = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
 # -- requests ----------------------------------------------------------------------------------
 
 
@@ -207,8 +212,8 @@ class AuditEvent(_Message):
 class KernelRecord(_Message):
     name: str = Field(max_length=400)
     triton: bool
-    launches: int
-    us: float
+    launches: int = Field(ge=0)
+    us: _Time
 
 
 class Profile(_Message):
@@ -216,8 +221,8 @@ class Profile(_Message):
     kernels: list[KernelRecord] = Field(default_factory=list, max_length=200)
     # the host's view, the only one on the CPU, where no kernel shows: time inside Triton's
     # launches, and in torch's outermost operators outside them
-    launch_us: float = Field(default=0.0, ge=0)
-    torch_us: float = Field(default=0.0, ge=0)
+    launch_us: _Time = 0.0
+    torch_us: _Time = 0.0
 
 
 class Signals(_Message):
@@ -305,14 +310,14 @@ class CallAnswer(_Message):
     outputs: list[Value]
     args_after: list[Value] | None = None
     signals: Signals = Field(default_factory=Signals)
-    host_s: float = 0.0
+    host_s: _Time = 0.0
 
 
 class ArmedAnswer(_Message):
     kind: Literal["armed"] = "armed"
     outputs: list[list[Value]]
     signals: Signals = Field(default_factory=Signals)
-    host_s: float = 0.0
+    host_s: _Time = 0.0
 
 
 class LentAnswer(_Message):

@@ -269,10 +269,13 @@ class PayloadEncoder(Encoder):
 
 
 class PayloadDecoder(Decoder):
-    """Every tensor gets storage of its own, copied out of the payload."""
+    """Every tensor gets storage of its own, copied out of the payload. The encoder sends each
+    tensor's bytes once, so the storages described may not add up to more than the payload:
+    descriptions of the same bytes over and over would have this process copy them each time."""
 
     def __init__(self, payload: bytes) -> None:
         self.payload = payload
+        self.copied = 0
 
     def tensor(self, spec: TensorValue):
         import torch
@@ -282,6 +285,9 @@ class PayloadDecoder(Decoder):
         end = spec.at + spec.storage_bytes
         if end > len(self.payload):
             raise DecodeError("a tensor's bytes reach past the payload")
+        self.copied += spec.storage_bytes
+        if self.copied > len(self.payload):
+            raise DecodeError("the tensors described hold more bytes than were sent")
         raw = bytearray(self.payload[spec.at : end])
         storage = (
             torch.frombuffer(raw, dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
