@@ -341,6 +341,13 @@ class TrustedEvaluation:
             self.hold.take()  # taken back, whatever the process said of its compiles
         self._charge(time.perf_counter() - started, first)
         self._calls_on[variant.name] = self._calls_on.get(variant.name, 0) + 1
+        if answer.args_after is not None and len(answer.args_after) != len(master):
+            # told before anything is decoded: 260,000 described took 16 s to decode first
+            raise SubjectLost(
+                self.candidate.role,
+                f"sent back {len(answer.args_after)} arguments for the {len(master)} it was given",
+                garbled=True,
+            )
         own = self.candidate.own_handles
         outputs = self.candidate.take(answer.outputs, answer_payload, own)
         args_after = (
@@ -348,12 +355,6 @@ class TrustedEvaluation:
             if answer.args_after is not None
             else None
         )
-        if args_after is not None and len(args_after) != len(master):
-            raise SubjectLost(
-                self.candidate.role,
-                f"sent back {len(args_after)} arguments for the {len(master)} it was given",
-                garbled=True,
-            )
         return outputs, answer, args_after, views
 
     def _charge(self, elapsed: float, first: bool) -> None:
