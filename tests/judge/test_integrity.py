@@ -17,6 +17,7 @@ from .exploits import (
     HARMLESS,
     IDENTITY_TASK,
     Exploit,
+    by_name,
     copied_by_triton,
     touching,
     wrapped,
@@ -40,9 +41,30 @@ def assert_caught(result, exploit: Exploit) -> None:
         assert result.status.value == exploit.caught_by, f"{exploit.name}: {result.message}"
 
 
-@pytest.mark.parametrize("exploit", [e for e in EXPLOITS if not e.gpu_only], ids=lambda e: e.name)
+# honest in every call once no call goes unprofiled (the test below says so)
+HONEST_NOW = {"torch_unless_profiled_profiler_flag"}
+
+
+@pytest.mark.parametrize(
+    "exploit",
+    [e for e in EXPLOITS if not e.gpu_only and e.name not in HONEST_NOW],
+    ids=lambda e: e.name,
+)
 def test_every_exploit_is_caught(cpu_judge, exploit: Exploit):
     assert_caught(cpu_judge.evaluate(TASKS[exploit.task], exploit.code), exploit)
+
+
+def test_on_the_cpu_no_call_goes_unprofiled(cpu_judge):
+    """A kernel that computed with torch, out of the dispatch mode's sight, wherever the
+    profiler was off was judged correct: only one call a shape was profiled."""
+    code = by_name("torch_unless_profiled_profiler_flag").code.replace(
+        "        with _disable_current_modes():",
+        "        print('unprofiled')\n        with _disable_current_modes():",
+    )
+    assert "print('unprofiled')" in code
+    result = cpu_judge.evaluate(TASKS["softmax"], code)
+    if result.status is Status.CORRECT:
+        assert "unprofiled" not in (result.output_tail or ""), result.output_tail
 
 
 @pytest.mark.parametrize(("name", "code"), HARMLESS, ids=[name for name, _ in HARMLESS])

@@ -120,10 +120,10 @@ class CandidateSubject:
         output: Any = None
         notes = request.compile_notes and self.device.type == "cuda"
         self.monitor.compile_gate[0] = self._outside_lock if notes else None
-        # the profiled call measures the split of time between Triton and the library, which
-        # the poison's fills would add to; the checked calls before it have caught an output
-        # left unwritten
-        poison = request.mode != "profile"
+        # on a GPU the profiled call measures the split of time between Triton and the library,
+        # which the poison's fills would add to (the checked calls before it have caught an
+        # output left unwritten); on the CPU every call is alike, so none can be told apart
+        poison = request.mode != "profile" or self.monitor.profiles_every_call
         with self.monitor.call(request.mode, poison=poison) as signals:
             try:
                 with torch.no_grad():

@@ -69,6 +69,10 @@ class Monitor:
         import torch._dynamo  # noqa: F401  (on import it rewraps torch.manual_seed and friends)
 
         self._glue = glue_overloads()
+        if self.profiles_every_call:
+            # the profiler's own threads start with its first session: now, not in a call
+            with _Profiler(self.device, self._launch_range, self._callback_range):
+                pass
         self._wrap_launchers()
         wrap_compiler(self.compile_gate)
         self._precision = _precision_state()
@@ -146,6 +150,14 @@ class Monitor:
             owner.run = run
 
     @property
+    def profiles_every_call(self) -> bool:
+        """On the CPU every call is profiled alike (the profiler sees torch's operators on every
+        thread, also out of the dispatch mode's sight): a kernel that can tell the profiled call
+        from the others cannot keep torch work to the others. On a GPU starting the profiler
+        costs the most, so only the main shape's ``profile`` call is."""
+        return self.device.type == "cpu"
+
+    @property
     def launched_names(self) -> set[str]:
         return set(self._launched)
 
@@ -166,7 +178,7 @@ class Monitor:
         self._noop[0] = mode == "noop"
         profiler = (
             _Profiler(self.device, self._launch_range, self._callback_range)
-            if mode == "profile"
+            if mode == "profile" or self.profiles_every_call
             else None
         )
         self._profiling[0] = profiler is not None

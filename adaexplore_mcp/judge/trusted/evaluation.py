@@ -227,7 +227,7 @@ class TrustedEvaluation:
             self.exchange.forget(key)
             return
         if self.guarded:
-            integrity.first_signals(answer.signals, compiling=first)
+            integrity.first_signals(answer.signals, compiling=first, gpu=self.device_kind == "cuda")
             integrity.launches(answer.signals, calls=1, ops=self.job.ops)
         if mode != "noop":
             self.library_ops = ops.widest(self.library_ops, ops.computed_ops(answer.signals))
@@ -332,7 +332,9 @@ class TrustedEvaluation:
             )
         except SubjectFailed as failure:
             if self.guarded:
-                integrity.first_signals(failure.answer.signals, compiling=first)
+                integrity.first_signals(
+                    failure.answer.signals, compiling=first, gpu=self.device_kind == "cuda"
+                )
             if mode == "noop":
                 return [], None, None, []
             self._charge(time.perf_counter() - started, first)

@@ -22,9 +22,13 @@ from adaexplore_mcp.judge.wire.values import Opaque
 _KNOWN = {check.value for check in Check}
 
 
-def first_signals(signals: Signals, *, calls: int = 1, compiling: bool = False) -> None:
+def first_signals(
+    signals: Signals, *, calls: int = 1, compiling: bool = False, gpu: bool = False
+) -> None:
     """What the candidate's process reported about ``calls`` calls of forward (or its import).
-    ``compiling``: the first call on a shape, where Triton may start threads of its own."""
+    ``compiling``: the first call on a shape, where Triton may start threads of its own;
+    ``gpu``: the profiler's first session there starts threads too (on the CPU its threads are
+    started before the candidate's module is imported)."""
     for event in signals.audit:
         check = Check(event.check) if event.check in _KNOWN else Check.HARNESS_TAMPERING
         raise Violation(check, event.detail)
@@ -39,7 +43,8 @@ def first_signals(signals: Signals, *, calls: int = 1, compiling: bool = False) 
             f"thread {signals.threads[0]!r} was still running after forward returned; all work "
             "must be finished (and timed) when forward returns",
         )
-    if signals.native_threads_grew and not compiling and signals.profile is None:
+    profiler_started = gpu and signals.profile is not None
+    if signals.native_threads_grew and not compiling and not profiler_started:
         raise Violation(
             Check.BACKGROUND_THREAD,
             "forward left a new native thread running; all work must be finished (and timed) "
