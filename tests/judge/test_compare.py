@@ -99,3 +99,19 @@ def test_an_argument_sent_back_missing_or_as_another_type_counts_as_modified():
     assert first_modified(before, [torch.zeros(2), 3, 7]) == 2
     assert first_modified(before, [torch.zeros(2), 3]) == 2
     assert first_modified(before, []) == 0
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.bool])
+def test_integers_compare_exactly_however_large(dtype):
+    """int64 values were compared as float64, whose 53-bit significand cannot tell 2**60 from
+    2**60 + 1: an output off by one there passed."""
+    big = {torch.int64: 2**60, torch.int32: 2**30, torch.uint8: 200, torch.bool: 1}[dtype]
+    expected = torch.full((4,), big, dtype=dtype)
+    actual = expected.clone()
+    assert compare(actual, expected) is None
+    assert bool(Comparison(TOL, None).close_enough(actual, expected))
+    actual[2] = 0 if dtype is torch.bool else big - 1
+    mismatch = compare(actual, expected)
+    assert mismatch is not None and mismatch.mismatch_count == 1
+    assert mismatch.first_bad_index == [2]
+    assert not bool(Comparison(TOL, None).close_enough(actual, expected))
