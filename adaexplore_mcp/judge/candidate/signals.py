@@ -33,13 +33,13 @@ from typing import Any
 import torch
 
 from adaexplore_mcp.judge.candidate.audit import audit_hook
+from adaexplore_mcp.judge.candidate.profiler import Profiler
 from adaexplore_mcp.judge.candidate.recorder import (
     OpRecorder,
     glue_overloads,
-    top_level_ops,
-    torch_time_us,
 )
-from adaexplore_mcp.judge.wire.subject import AuditEvent, KernelRecord, Profile, Signals
+from adaexplore_mcp.judge.candidate.switches import ProfilerSwitches
+from adaexplore_mcp.judge.wire.subject import AuditEvent, Signals
 
 
 class Monitor:
@@ -61,6 +61,7 @@ class Monitor:
         token = secrets.token_hex(8)
         self._launch_range = f"adaexplore.triton_launch.{token}"
         self._callback_range = f"adaexplore.candidate_code.{token}"
+        self._switches = ProfilerSwitches(self.events)  # installed where every call is profiled
         # set for one call by the harness: runs each Triton compile (``outside_lock``)
         self.compile_gate: list[Callable[[Callable[[], Any]], Any] | None] = [None]
 
@@ -70,8 +71,9 @@ class Monitor:
 
         self._glue = glue_overloads()
         if self.profiles_every_call:
+            self._switches.install()
             # the profiler's own threads start with its first session: now, not in a call
-            with _Profiler(self.device, self._launch_range, self._callback_range):
+            with self._profiler():
                 pass
         self._wrap_launchers()
         wrap_compiler(self.compile_gate)
@@ -149,6 +151,10 @@ class Monitor:
             run.__wrapped__ = original  # type: ignore[attr-defined]
             owner.run = run
 
+    def _profiler(self) -> Profiler:
+        switches = self._switches if self.profiles_every_call else None
+        return Profiler(self.device, self._launch_range, self._callback_range, switches)
+
     @property
     def profiles_every_call(self) -> bool:
         """On the CPU every call is profiled alike (the profiler sees torch's operators on every
@@ -176,11 +182,7 @@ class Monitor:
         counts: dict[str, int] = {}
         recorder = OpRecorder(counts, self._in_launch, self._glue)
         self._noop[0] = mode == "noop"
-        profiler = (
-            _Profiler(self.device, self._launch_range, self._callback_range)
-            if mode == "profile" or self.profiles_every_call
-            else None
-        )
+        profiler = self._profiler() if mode == "profile" or self.profiles_every_call else None
         self._profiling[0] = profiler is not None
         try:
             with (
@@ -219,97 +221,6 @@ class Monitor:
             for thread in threading.enumerate()
             if (thread.ident or 0) not in self._threads and thread.is_alive()
         ][:20]
-
-
-class _Profiler:
-    """torch.profiler over one call: every thread's operators, and the GPU's kernels."""
-
-    def __init__(self, device: torch.device, launch_range: str, callback_range: str) -> None:
-        from torch.profiler import ProfilerActivity, profile
-
-        self._launch_range, self._callback_range = launch_range, callback_range
-
-        activities = [ProfilerActivity.CPU]
-        if device.type == "cuda":
-            activities.append(ProfilerActivity.CUDA)
-        kwargs: dict[str, Any] = {}
-        try:
-            from torch._C._profiler import _ExperimentalConfig
-
-            kwargs["experimental_config"] = _ExperimentalConfig(profile_all_threads=True)
-        except (ImportError, TypeError):  # older torch: the calling thread only
-            pass
-        self._profile = profile(activities=activities, **kwargs)
-        self._quiet = _QuietStderr()
-
-    def __enter__(self) -> _Profiler:
-        with self._quiet:
-            self._profile.__enter__()
-        self.started = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        with self._quiet:
-            self._profile.__exit__(*exc)
-
-    def report(self, triton_names: set[str]) -> Profile:
-        with self._quiet:
-            events = list(self._profile.events())
-        spans, callbacks = (
-            [
-                (e.thread, e.time_range.start, e.time_range.end)
-                for e in events
-                if e.name == name and getattr(e, "is_user_annotation", True)
-            ]
-            for name in (self._launch_range, self._callback_range)
-        )
-        kernels: dict[str, KernelRecord] = {}
-        for event in events:
-            if getattr(event, "device_type", None) is None or "CUDA" not in str(event.device_type):
-                continue
-            name = event.name
-            if name in (self._launch_range, self._callback_range) or name.startswith("aten::"):
-                continue
-            record = kernels.get(name) or KernelRecord(
-                name=name[:400], triton=name in triton_names, launches=0, us=0.0
-            )
-            record.launches += 1
-            record.us += event.time_range.elapsed_us()
-            kernels[name] = record
-        ordered = sorted(kernels.values(), key=lambda r: -r.us)[:200]
-        return Profile(
-            torch_ops=top_level_ops(events, spans, callbacks),
-            kernels=ordered,
-            launch_us=_merged_us(spans),
-            torch_us=torch_time_us(events, spans, callbacks),
-        )
-
-
-def _merged_us(spans: list[tuple[int, float, float]]) -> float:
-    """The time the spans cover on their threads, a launch nested in another counted once."""
-    total = 0.0
-    open_end: dict[int, float] = {}
-    for thread, start, end in sorted(spans):
-        start = max(start, open_end.get(thread, start))
-        if end > start:
-            total += end - start
-            open_end[thread] = end
-    return total
-
-
-class _QuietStderr:
-    """The profiler's own chatter goes nowhere, not into the candidate's output."""
-
-    def __enter__(self) -> None:
-        sys.stderr.flush()
-        self._saved = os.dup(2)
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 2)
-        os.close(devnull)
-
-    def __exit__(self, *exc: object) -> None:
-        os.dup2(self._saved, 2)
-        os.close(self._saved)
 
 
 @contextlib.contextmanager

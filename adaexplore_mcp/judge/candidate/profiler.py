@@ -1,0 +1,118 @@
+"""The profiler over one call of forward, in the candidate's process: every thread's operators
+and, on a GPU, the kernels, with the time inside Triton's launches and in torch's operators
+outside them. A first signal, like everything observed in that process (``signals``)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from typing import Any
+
+import torch
+
+from adaexplore_mcp.judge.candidate.recorder import top_level_ops, torch_time_us
+from adaexplore_mcp.judge.candidate.switches import ProfilerSwitches
+from adaexplore_mcp.judge.wire.subject import KernelRecord, Profile
+
+
+class Profiler:
+    """torch.profiler over one call: every thread's operators, and the GPU's kernels."""
+
+    def __init__(
+        self,
+        device: torch.device,
+        launch_range: str,
+        callback_range: str,
+        switches: ProfilerSwitches | None = None,
+    ) -> None:
+        from torch.profiler import ProfilerActivity, profile
+
+        self._launch_range, self._callback_range = launch_range, callback_range
+        self._switches = switches
+
+        activities = [ProfilerActivity.CPU]
+        if device.type == "cuda":
+            activities.append(ProfilerActivity.CUDA)
+        kwargs: dict[str, Any] = {}
+        try:
+            from torch._C._profiler import _ExperimentalConfig
+
+            kwargs["experimental_config"] = _ExperimentalConfig(profile_all_threads=True)
+        except (ImportError, TypeError):  # older torch: the calling thread only
+            pass
+        self._profile = profile(activities=activities, **kwargs)
+        self._quiet = _QuietStderr()
+
+    def __enter__(self) -> Profiler:
+        with self._quiet, self._own():
+            self._profile.__enter__()
+        self.started = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._quiet, self._own():
+            self._profile.__exit__(*exc)
+
+    def _own(self) -> contextlib.AbstractContextManager[None]:
+        return self._switches.judges_own() if self._switches else contextlib.nullcontext()
+
+    def report(self, triton_names: set[str]) -> Profile:
+        with self._quiet:
+            events = list(self._profile.events())
+        spans, callbacks = (
+            [
+                (e.thread, e.time_range.start, e.time_range.end)
+                for e in events
+                if e.name == name and getattr(e, "is_user_annotation", True)
+            ]
+            for name in (self._launch_range, self._callback_range)
+        )
+        kernels: dict[str, KernelRecord] = {}
+        for event in events:
+            if getattr(event, "device_type", None) is None or "CUDA" not in str(event.device_type):
+                continue
+            name = event.name
+            if name in (self._launch_range, self._callback_range) or name.startswith("aten::"):
+                continue
+            record = kernels.get(name) or KernelRecord(
+                name=name[:400], triton=name in triton_names, launches=0, us=0.0
+            )
+            record.launches += 1
+            record.us += event.time_range.elapsed_us()
+            kernels[name] = record
+        ordered = sorted(kernels.values(), key=lambda r: -r.us)[:200]
+        return Profile(
+            torch_ops=top_level_ops(events, spans, callbacks),
+            kernels=ordered,
+            launch_us=_merged_us(spans),
+            torch_us=torch_time_us(events, spans, callbacks),
+        )
+
+
+def _merged_us(spans: list[tuple[int, float, float]]) -> float:
+    """The time the spans cover on their threads, a launch nested in another counted once."""
+    total = 0.0
+    open_end: dict[int, float] = {}
+    for thread, start, end in sorted(spans):
+        start = max(start, open_end.get(thread, start))
+        if end > start:
+            total += end - start
+            open_end[thread] = end
+    return total
+
+
+class _QuietStderr:
+    """The profiler's own chatter goes nowhere, not into the candidate's output."""
+
+    def __enter__(self) -> None:
+        sys.stderr.flush()
+        self._saved = os.dup(2)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+
+    def __exit__(self, *exc: object) -> None:
+        os.dup2(self._saved, 2)
+        os.close(self._saved)

@@ -1,0 +1,70 @@
+"""The profiler's switches, kept for the judge's own profiler.
+
+Any code in a process can pause the profiler's recording (``_toggle_collection_dynamic``),
+turn off every operator record (``_enable_record_function``), or end a session and start
+another. A kernel did so around torch work it also hid from the dispatch mode, and neither
+recorder saw it. Before the candidate's module is imported each switch is replaced, in every
+namespace torch keeps it in, by one that works only while the judge's own profiler starts or
+stops; called at any other time it refuses and records ``harness_tampering``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+SWITCHES = (
+    "_toggle_collection_dynamic",
+    "_enable_record_function",
+    "_prepare_profiler",
+    "_enable_profiler",
+    "_disable_profiler",
+    "_enable_profiler_legacy",
+    "_disable_profiler_legacy",
+)
+# where torch imports them under the same name (the C module first: the originals)
+NAMESPACES = (
+    "torch._C._autograd",
+    "torch.autograd",
+    "torch.autograd.profiler",
+    "torch.autograd.profiler_legacy",
+)
+
+
+class ProfilerSwitches:
+    def __init__(self, events: list[tuple[str, str]]) -> None:
+        self.events = events
+        self._judge = [False]
+
+    def install(self) -> None:
+        modules = [importlib.import_module(name) for name in NAMESPACES]
+        for name in SWITCHES:
+            original = getattr(modules[0], name, None)
+            if original is None:
+                continue
+            guarded = self._guarded(name, original)
+            for module in modules:
+                if getattr(module, name, None) is original:
+                    setattr(module, name, guarded)
+
+    @contextlib.contextmanager
+    def judges_own(self) -> Iterator[None]:
+        """While the judge's profiler starts or stops."""
+        self._judge[0] = True
+        try:
+            yield
+        finally:
+            self._judge[0] = False
+
+    def _guarded(self, name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        judge, events = self._judge, self.events
+
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            if judge[0]:
+                return original(*args, **kwargs)
+            events.append(("harness_tampering", f"torch's profiler switch {name} was called"))
+            raise RuntimeError(f"{name} belongs to the judge's profiler")
+
+        return guarded
