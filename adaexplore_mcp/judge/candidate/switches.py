@@ -1,11 +1,12 @@
 """The profiler's switches, kept for the judge's own profiler.
 
 Any code in a process can pause the profiler's recording (``_toggle_collection_dynamic``),
-turn off every operator record (``_enable_record_function``), or end a session and start
-another. A kernel did so around torch work it also hid from the dispatch mode, and neither
-recorder saw it. Before the candidate's module is imported each switch is replaced, in every
-namespace torch keeps it in, by one that works only while the judge's own profiler starts or
-stops; called at any other time it refuses and records ``harness_tampering``.
+turn off every operator record (``_enable_record_function``), remove the profiler's callbacks
+(``_clear_callbacks``), or end a session and start another. A kernel did so around torch
+work it also hid from the dispatch mode, and neither recorder saw it. Before the candidate's
+module is imported each switch is replaced, in every namespace torch keeps it in, by one that
+works only while the judge's own profiler starts or stops; called at any other time it refuses
+and records ``harness_tampering``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ SWITCHES = (
     "_disable_profiler",
     "_enable_profiler_legacy",
     "_disable_profiler_legacy",
+    "_clear_callbacks",  # every RecordFunction callback, the profiler's among them
+    "_set_empty_test_observer",
 )
 # where torch imports them under the same name (the C module first: the originals)
 NAMESPACES = (

@@ -124,9 +124,13 @@ def aliased(outputs: list[Any], inputs: list[Any]) -> int | None:
 
 
 def flatten(output: Any) -> list[Any]:
-    """forward's outputs as a list: a tensor is one output, a tuple or list is many."""
-    if isinstance(output, tuple | list):
-        return list(output)
+    """forward's outputs as a list: a tensor is one output, a tuple or list is many. A subclass's
+    items are read as the base type's, so none of its own code runs here, after forward (its
+    ``__iter__`` had computed a result out of every recorder's sight)."""
+    if isinstance(output, tuple):
+        return list(tuple.__iter__(output))
+    if isinstance(output, list):
+        return list(list.__iter__(output))
     return [output]
 
 
