@@ -12,9 +12,10 @@ Installed before the candidate's module is imported:
 - the float32 precision switches and the threads alive are noted.
 
 Around each call: a ``TorchDispatchMode`` counts the torch operators forward runs outside its
-launches; in ``profile`` mode the profiler records every thread's operators and the GPU's
-kernels. Everything here runs in the candidate's process, which the candidate could change:
-the trusted process treats it as a first signal and decides for itself (``trusted.integrity``).
+launches; the profiler records every thread's operators (``candidate.profiler``) in every call
+on the CPU, and on a GPU in ``profile`` mode, with the GPU's kernels. Everything here runs in
+the candidate's process, which the candidate could change: the trusted process treats it as a
+first signal and decides for itself (``trusted.integrity``).
 """
 
 from __future__ import annotations
