@@ -17,7 +17,7 @@ from adaexplore_mcp.judge.candidate.switches import ProfilerSwitches
 from adaexplore_mcp.judge.wire.subject import KernelRecord, Profile
 
 
-class Profiler:
+class CallProfiler:
     """torch.profiler over one call: every thread's operators, and the GPU's kernels."""
 
     def __init__(
@@ -45,7 +45,7 @@ class Profiler:
         self._profile = profile(activities=activities, **kwargs)
         self._quiet = _QuietStderr()
 
-    def __enter__(self) -> Profiler:
+    def __enter__(self) -> CallProfiler:
         with self._quiet, self._own():
             self._profile.__enter__()
         self.started = time.perf_counter()

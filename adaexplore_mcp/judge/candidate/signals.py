@@ -34,7 +34,7 @@ from typing import Any
 import torch
 
 from adaexplore_mcp.judge.candidate.audit import audit_hook
-from adaexplore_mcp.judge.candidate.profiler import Profiler
+from adaexplore_mcp.judge.candidate.profiler import CallProfiler
 from adaexplore_mcp.judge.candidate.recorder import (
     OpRecorder,
     glue_overloads,
@@ -152,9 +152,9 @@ class Monitor:
             run.__wrapped__ = original  # type: ignore[attr-defined]
             owner.run = run
 
-    def _profiler(self) -> Profiler:
+    def _profiler(self) -> CallProfiler:
         switches = self._switches if self.profiles_every_call else None
-        return Profiler(self.device, self._launch_range, self._callback_range, switches)
+        return CallProfiler(self.device, self._launch_range, self._callback_range, switches)
 
     @property
     def profiles_every_call(self) -> bool:
