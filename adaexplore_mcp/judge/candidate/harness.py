@@ -45,6 +45,7 @@ from adaexplore_mcp.judge.wire.subject import (
     SubjectError,
     request_adapter,
 )
+from adaexplore_mcp.judge.wire.values import Value
 
 MISSING = SubjectError(
     type="MissingModelNew",
@@ -124,17 +125,34 @@ class CandidateSubject:
         # which the poison's fills would add to (the checked calls before it have caught an
         # output left unwritten); on the CPU every call is alike, so none can be told apart
         poison = request.mode != "profile" or self.monitor.profiles_every_call
+        # where every call is profiled, the outputs are also sent back under the recorders:
+        # code of the kernel's that the harness runs there (a Tensor method it replaced) is seen
+        within = self.monitor.profiles_every_call
+        sent: tuple[list[Value], list[Value] | None, bytes] | None = None
         with self.monitor.call(request.mode, poison=poison) as signals:
             try:
                 with torch.no_grad():
                     output = model(*args)
                     synchronize(self.device)
+                if within:
+                    sent = self._send_back(output, args, signals)
             except BaseException as exc:
                 failure = exc
             finally:
                 self.monitor.compile_gate[0] = None
+        if isinstance(failure, UserCodeError):
+            failure.signals = signals
+            raise failure
         if failure is not None:
             raise UserCodeError(describe_exception(failure, KERNEL_FILE), signals)
+        specs, after, answer_payload = sent or self._send_back(output, args, signals)
+        return CallAnswer(outputs=specs, args_after=after, signals=signals), answer_payload
+
+    def _send_back(
+        self, output: Any, args: list[Any], signals: Signals
+    ) -> tuple[list[Value], list[Value] | None, bytes]:
+        """forward's outputs (and on the CPU its arguments, which the trusted process cannot
+        see) encoded for the trusted process."""
         outputs = flatten(output)
         signals.output_kinds = [_kind(value) for value in outputs]
         signals.aliased_input = aliased(outputs, args)
@@ -143,14 +161,12 @@ class CandidateSubject:
         try:
             encoder = self.codec.encoder()
             specs = encoder.encode_all(outputs)
-            # on the CPU the trusted process cannot see this memory: send the inputs back too
             after = encoder.encode_all(args) if self.device.type == "cpu" else None
-            answer_payload = payload_of(encoder)
+            return specs, after, payload_of(encoder)
         except BaseException as exc:  # a tensor with no storage, or one the GPU cannot share
             error = describe_exception(exc, KERNEL_FILE)
             error.message = f"the output could not be sent to the judge: {error.message}"
             raise UserCodeError(error, signals) from None
-        return CallAnswer(outputs=specs, args_after=after, signals=signals), answer_payload
 
     def _outside_lock(self, compile: Callable[[], Any]) -> Any:
         """One Triton compile, told to the trusted process before and after: it lets the GPU
