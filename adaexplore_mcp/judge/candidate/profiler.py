@@ -83,8 +83,11 @@ class CallProfiler:
             record.us += event.time_range.elapsed_us()
             kernels[name] = record
         ordered = sorted(kernels.values(), key=lambda r: -r.us)[:200]
+        # where every call is profiled (the CPU, whose switches are kept), also what runs
+        # inside glue; the operators torch's glue calls on a GPU were never observed
+        inside_glue = self._switches is not None
         return Profile(
-            torch_ops=top_level_ops(events, spans, callbacks),
+            torch_ops=top_level_ops(events, spans, callbacks, inside_glue=inside_glue),
             kernels=ordered,
             launch_us=_merged_us(spans),
             torch_us=torch_time_us(events, spans, callbacks),

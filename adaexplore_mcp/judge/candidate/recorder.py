@@ -111,17 +111,56 @@ def is_glue(name: str) -> bool:
 Spans = Sequence[tuple[int, float, float]]  # thread, start, end in the profiler's microseconds
 
 
-def top_level_ops(events, launch_spans: Spans, callback_spans: Spans = ()) -> dict[str, int]:
+def top_level_ops(
+    events, launch_spans: Spans, callback_spans: Spans = (), *, inside_glue: bool = False
+) -> dict[str, int]:
     """Profiler operator events (``torch.profiler``) that are not glue, counted: only the
     outermost ``aten::`` call of each stack (what the candidate's code called), and none inside
     a Triton launch (``launch_spans``) but for those in the candidate's own code Triton called
-    there (``callback_spans``: a grid function, a heuristic, a hook)."""
+    there (``callback_spans``: a grid function, a heuristic, a hook). ``inside_glue``: also the
+    outermost operator that is not glue within a glue operator. torch's glue calls only glue
+    beneath it, so one there ran in a kernel the candidate registered for a glue operator
+    (``torch.library``: a clone that computes a softmax)."""
     counts: dict[str, int] = {}
-    for event in _outermost_outside(events, launch_spans, callback_spans):
-        if not is_glue(event.name):
-            name = event.name.removeprefix("aten::")
-            counts[name] = counts.get(name, 0) + 1
+    outermost = _outermost_outside(events, launch_spans, callback_spans)
+    found = [event for event in outermost if not is_glue(event.name)]
+    if inside_glue:
+        found += _compute_inside(events, [event for event in outermost if is_glue(event.name)])
+    for event in found:
+        name = event.name.removeprefix("aten::")
+        counts[name] = counts.get(name, 0) + 1
     return counts
+
+
+def _compute_inside(events, glue: list) -> list:
+    """The outermost operators that are not glue nested within the ``glue`` events."""
+    by_thread: dict[int, list[tuple[float, float]]] = {}
+    for event in glue:
+        by_thread.setdefault(event.thread, []).append(
+            (event.time_range.start, event.time_range.end)
+        )
+    nested = sorted(
+        (
+            e
+            for e in events
+            if e.name.startswith("aten::")
+            and not getattr(e, "is_user_annotation", False)
+            and not is_glue(e.name)
+            and any(
+                s <= e.time_range.start and e.time_range.end <= end
+                for s, end in by_thread.get(e.thread, ())
+            )
+        ),
+        key=lambda e: (e.thread, e.time_range.start, -e.time_range.end),
+    )
+    found: list = []
+    open_end: dict[int, float] = {}
+    for event in nested:
+        if event.time_range.start < open_end.get(event.thread, float("-inf")):
+            continue  # within a compute operator already found
+        open_end[event.thread] = event.time_range.end
+        found.append(event)
+    return found
 
 
 def torch_time_us(events, launch_spans: Spans, callback_spans: Spans = ()) -> float:
