@@ -66,6 +66,8 @@ _WATCHED_EVENTS = frozenset(
     }
 )
 _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
+# where the judge keeps what a kernel must not call (candidate/switches.py)
+_DEFAULTS_ATTRIBUTES = frozenset({"__defaults__", "__kwdefaults__"})
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
@@ -151,6 +153,12 @@ def _rule(event: str, args: tuple, workdir: str, own_pid: str) -> tuple[str, str
         return (
             "harness_tampering",
             "frame access is not allowed: it reaches the judge's variables",
+            True,
+        )
+    if event == "object.__getattr__" and len(args) > 1 and args[1] in _DEFAULTS_ATTRIBUTES:
+        return (
+            "harness_tampering",
+            f"reading a function's {args[1]} is not allowed: it reaches the judge's originals",
             True,
         )
     return None

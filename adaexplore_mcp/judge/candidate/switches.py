@@ -62,12 +62,19 @@ class ProfilerSwitches:
             self._judge[0] = False
 
     def _guarded(self, name: str, original: Callable[..., Any]) -> Callable[..., Any]:
-        judge, events = self._judge, self.events
+        events = self.events
 
-        def guarded(*args: Any, **kwargs: Any) -> Any:
+        # the original and the flag are positional-only defaults of a function the guard's
+        # closure holds: whoever reaches it can still pass neither without the original, and
+        # reading a function's defaults is refused by the audit hook (a closure cell, which no
+        # audit event covers, held the original itself and let a kernel call it)
+        def gate(args, kwargs, switch=original, judge=self._judge, /):
             if judge[0]:
-                return original(*args, **kwargs)
+                return switch(*args, **kwargs)
             events.append(("harness_tampering", f"torch's profiler switch {name} was called"))
             raise RuntimeError(f"{name} belongs to the judge's profiler")
+
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            return gate(args, kwargs)
 
         return guarded
