@@ -11,7 +11,7 @@ import functools
 import os
 import sys
 import types
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -134,33 +134,10 @@ def top_level_ops(
 
 def _compute_inside(events, glue: list) -> list:
     """The outermost operators that are not glue nested within the ``glue`` events."""
-    by_thread: dict[int, list[tuple[float, float]]] = {}
-    for event in glue:
-        by_thread.setdefault(event.thread, []).append(
-            (event.time_range.start, event.time_range.end)
-        )
-    nested = sorted(
-        (
-            e
-            for e in events
-            if e.name.startswith("aten::")
-            and not getattr(e, "is_user_annotation", False)
-            and not is_glue(e.name)
-            and any(
-                s <= e.time_range.start and e.time_range.end <= end
-                for s, end in by_thread.get(e.thread, ())
-            )
-        ),
-        key=lambda e: (e.thread, e.time_range.start, -e.time_range.end),
+    spans = [(event.thread, event.time_range.start, event.time_range.end) for event in glue]
+    return _outermost(
+        event for event in _operators(events) if not is_glue(event.name) and _within(event, spans)
     )
-    found: list = []
-    open_end: dict[int, float] = {}
-    for event in nested:
-        if event.time_range.start < open_end.get(event.thread, float("-inf")):
-            continue  # within a compute operator already found
-        open_end[event.thread] = event.time_range.end
-        found.append(event)
-    return found
 
 
 def torch_time_us(events, launch_spans: Spans, callback_spans: Spans = ()) -> float:
@@ -171,24 +148,31 @@ def torch_time_us(events, launch_spans: Spans, callback_spans: Spans = ()) -> fl
 
 
 def _outermost_outside(events, launch_spans: Spans, callback_spans: Spans = ()) -> list:
-    # an operator's record, not a range the candidate named like one (record_function)
-    ops = sorted(
-        (
-            e
-            for e in events
-            if e.name.startswith("aten::") and not getattr(e, "is_user_annotation", False)
-        ),
-        key=lambda e: (e.thread, e.time_range.start, -e.time_range.end),
+    return [
+        event
+        for event in _outermost(_operators(events))
+        if not _within(event, launch_spans) or _within(event, callback_spans)
+    ]
+
+
+def _operators(events) -> Iterator:
+    """Operator records, not ranges the candidate named like one (``record_function``)."""
+    return (
+        e
+        for e in events
+        if e.name.startswith("aten::") and not getattr(e, "is_user_annotation", False)
     )
+
+
+def _outermost(ops: Iterable) -> list:
+    """The operators of ``ops`` that no other of them encloses on their thread."""
     kept = []
     open_end: dict[int, float] = {}
-    for event in ops:
+    for event in sorted(ops, key=lambda e: (e.thread, e.time_range.start, -e.time_range.end)):
         start, end = event.time_range.start, event.time_range.end
         if start < open_end.get(event.thread, float("-inf")):
-            continue  # nested inside an operator already counted (or skipped)
+            continue  # nested inside an operator already kept (or left out)
         open_end[event.thread] = end
-        if _within(event, launch_spans) and not _within(event, callback_spans):
-            continue
         kept.append(event)
     return kept
 
