@@ -165,9 +165,10 @@ class Comparison:
             a64, e64 = actual.to(torch.float64), expected.to(torch.float64)
 
         diff = (a64 - e64).abs()
-        bad = diff > (atol + tol.rtol * e64.abs())
         if _exact(expected.dtype, tol):
             bad = actual.to(expected.device) != expected
+        else:
+            bad = diff > (atol + tol.rtol * e64.abs())
         max_abs = float(diff.max())
         rel = diff / torch.clamp(e64.abs(), min=max(atol, 1e-30))
         max_rel = float(rel.max())
