@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import time
 from typing import Any
 
 import torch
@@ -48,7 +47,6 @@ class CallProfiler:
     def __enter__(self) -> CallProfiler:
         with self._quiet, self._own():
             self._profile.__enter__()
-        self.started = time.perf_counter()
         return self
 
     def __exit__(self, *exc: object) -> None:
