@@ -54,7 +54,7 @@ def test_every_exploit_is_caught(cpu_judge, exploit: Exploit):
     assert_caught(cpu_judge.evaluate(TASKS[exploit.task], exploit.code), exploit)
 
 
-def test_on_the_cpu_no_call_goes_unprofiled(cpu_judge):
+def assert_no_call_unprofiled(judge) -> None:
     """A kernel that computed with torch, out of the dispatch mode's sight, wherever the
     profiler was off was judged correct: only one call a shape was profiled."""
     code = by_name("torch_unless_profiled_profiler_flag").code.replace(
@@ -62,9 +62,13 @@ def test_on_the_cpu_no_call_goes_unprofiled(cpu_judge):
         "        print('unprofiled')\n        with _disable_current_modes():",
     )
     assert "print('unprofiled')" in code
-    result = cpu_judge.evaluate(TASKS["softmax"], code)
+    result = judge.evaluate(TASKS["softmax"], code)
     if result.status is Status.CORRECT:
         assert "unprofiled" not in (result.output_tail or ""), result.output_tail
+
+
+def test_on_the_cpu_no_call_goes_unprofiled(cpu_judge):
+    assert_no_call_unprofiled(cpu_judge)
 
 
 @pytest.mark.parametrize(("name", "code"), HARMLESS, ids=[name for name, _ in HARMLESS])
