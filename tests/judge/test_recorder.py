@@ -3,6 +3,7 @@ of its own runs Python out of the recorder's sight."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from adaexplore_mcp.judge.candidate.recorder import OpRecorder, glue_overloads
@@ -33,19 +34,50 @@ def test_plain_tensors_and_parameters_are_not_subclasses() -> None:
     assert _counts(torch.nn.Parameter, torch.Tensor) == {}
 
 
-def test_torchs_glue_calls_only_glue_beneath_it():
+@pytest.mark.parametrize(
+    "device",
+    [
+        "cpu",
+        pytest.param(
+            "cuda",
+            marks=[
+                pytest.mark.gpu,
+                pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
+            ],
+        ),
+    ],
+)
+def test_torchs_glue_calls_only_glue_beneath_it(device):
     """What the profiler sees inside glue must be glue for honest code: an operator that is not
     glue there counts as computed (a kernel the candidate registered for a glue operator)."""
     from torch.profiler import ProfilerActivity, profile
 
     from adaexplore_mcp.judge.candidate.recorder import top_level_ops
 
-    x = torch.randn(4, 6)
+    x = torch.randn(4, 6, device=device)
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         x.contiguous(), x.t().contiguous(), x.to(torch.float16), x.t().reshape(24)
         x.split(2), x.chunk(2), x.unbind(0), x.type_as(x.double()), x.expand_as(x)
-        torch.zeros(3), torch.full((3,), 2.0), torch.arange(5), x.new_zeros(3), x[0, 0].item()
+        (
+            torch.zeros(3, device=device),
+            torch.full((3,), 2.0, device=device),
+        )
+        torch.arange(5, device=device), x.new_zeros(3), x[0, 0].item()
         torch.nn.functional.pad(x, (1, 1)), x.movedim(0, 1), x.clone(), x.narrow(0, 0, 2)
         torch.empty_like(x).copy_(x), x.int(), torch.cat([x, x]), torch.stack([x, x])
-        x.expand(2, 4, 6).contiguous(), x[:, None], torch.empty(3).fill_(1).zero_()
+        x.expand(2, 4, 6).contiguous(), x[:, None], torch.empty(3, device=device).fill_(1).zero_()
     assert top_level_ops(list(prof.events()), [], inside_glue=True) == {}
+
+
+def test_a_kernel_registered_for_a_glue_operator_is_noticed_while_it_stays():
+    from adaexplore_mcp.judge.candidate.recorder import changed_glue, glue_tables
+
+    tables = glue_tables()
+    assert changed_glue(tables) is None
+    library = torch.library.Library("aten", "IMPL")
+    library.impl("clone", lambda self, memory_format=None: torch.softmax(self, -1), "CPU")
+    try:
+        assert changed_glue(tables) == "aten::clone"
+    finally:
+        library._destroy()
+    assert changed_glue(tables) is None

@@ -81,6 +81,7 @@ class CandidateSubject:
             self.cls = cls
         except BaseException as exc:  # SystemExit and KeyboardInterrupt are the kernel's too
             ready.error = describe_exception(exc, KERNEL_FILE)
+        self.monitor.note_glue_changes()
         ready.signals = Signals(
             audit=self.monitor.audit(), precision=self.monitor._precision_changes()
         )
@@ -123,19 +124,17 @@ class CandidateSubject:
         self.monitor.compile_gate[0] = self._outside_lock if notes else None
         # on a GPU the profiled call measures the split of time between Triton and the library,
         # which the poison's fills would add to (the checked calls before it have caught an
-        # output left unwritten); on the CPU every call is alike, so none can be told apart
-        poison = request.mode != "profile" or self.monitor.profiles_every_call
-        # where every call is profiled, the outputs are also sent back under the recorders:
-        # code of the kernel's that the harness runs there (a Tensor method it replaced) is seen
-        within = self.monitor.profiles_every_call
+        # output left unwritten); on the CPU every call is alike
+        poison = request.mode != "profile" or self.device.type == "cpu"
         sent: tuple[list[Value], list[Value] | None, bytes] | None = None
         with self.monitor.call(request.mode, poison=poison) as signals:
             try:
                 with torch.no_grad():
                     output = model(*args)
                     synchronize(self.device)
-                if within:
-                    sent = self._send_back(output, args, signals)
+                # still under the recorders: code of the kernel's that the harness runs as it
+                # sends the outputs back (a Tensor method it replaced) is seen
+                sent = self._send_back(output, args, signals)
             except BaseException as exc:
                 failure = exc
             finally:
@@ -143,9 +142,10 @@ class CandidateSubject:
         if isinstance(failure, UserCodeError):
             failure.signals = signals
             raise failure
-        if failure is not None:
+        if failure is not None or sent is None:
+            assert failure is not None
             raise UserCodeError(describe_exception(failure, KERNEL_FILE), signals)
-        specs, after, answer_payload = sent or self._send_back(output, args, signals)
+        specs, after, answer_payload = sent
         return CallAnswer(outputs=specs, args_after=after, signals=signals), answer_payload
 
     def _send_back(
@@ -183,7 +183,7 @@ class CandidateSubject:
         model = self.models[request.variant]
         failure: BaseException | None = None
         answer: tuple[Answer, bytes] | None = None
-        with self.monitor.call("check", poison=False) as signals:  # timed calls run as they are
+        with self.monitor.call("timed", poison=False) as signals:  # timed calls run as they are
             try:
                 with torch.no_grad():
                     answer = self._server.arm(request, payload, lambda args: model(*args), signals)

@@ -1,6 +1,7 @@
 """The profiler over one call of forward, in the candidate's process: every thread's operators
-and, on a GPU, the kernels, with the time inside Triton's launches and in torch's operators
-outside them. A first signal, like everything observed in that process (``signals``)."""
+and, where asked on a GPU, the kernels, with the time inside Triton's launches and in torch's
+operators outside them. A first signal, like everything observed in that process
+(``signals``)."""
 
 from __future__ import annotations
 
@@ -17,14 +18,17 @@ from adaexplore_mcp.judge.wire.subject import KernelRecord, Profile
 
 
 class CallProfiler:
-    """torch.profiler over one call: every thread's operators, and the GPU's kernels."""
+    """torch.profiler over one call: every thread's operators, and with ``kernels`` the GPU's
+    kernels. ``switches``: the profiler's own, which work only for the judge's profiler."""
 
     def __init__(
         self,
         device: torch.device,
         launch_range: str,
         callback_range: str,
-        switches: ProfilerSwitches | None = None,
+        switches: ProfilerSwitches,
+        *,
+        kernels: bool = False,
     ) -> None:
         from torch.profiler import ProfilerActivity, profile
 
@@ -32,7 +36,7 @@ class CallProfiler:
         self._switches = switches
 
         activities = [ProfilerActivity.CPU]
-        if device.type == "cuda":
+        if kernels and device.type == "cuda":
             activities.append(ProfilerActivity.CUDA)
         kwargs: dict[str, Any] = {}
         try:
@@ -54,7 +58,7 @@ class CallProfiler:
             self._profile.__exit__(*exc)
 
     def _own(self) -> contextlib.AbstractContextManager[None]:
-        return self._switches.judges_own() if self._switches else contextlib.nullcontext()
+        return self._switches.judges_own()
 
     def report(self, triton_names: set[str]) -> Profile:
         with self._quiet:
@@ -67,29 +71,33 @@ class CallProfiler:
             ]
             for name in (self._launch_range, self._callback_range)
         )
-        kernels: dict[str, KernelRecord] = {}
-        for event in events:
-            if getattr(event, "device_type", None) is None or "CUDA" not in str(event.device_type):
-                continue
-            name = event.name
-            if name in (self._launch_range, self._callback_range) or name.startswith("aten::"):
-                continue
-            record = kernels.get(name) or KernelRecord(
-                name=name[:400], triton=name in triton_names, launches=0, us=0.0
-            )
-            record.launches += 1
-            record.us += event.time_range.elapsed_us()
-            kernels[name] = record
-        ordered = sorted(kernels.values(), key=lambda r: -r.us)[:200]
-        # where every call is profiled (the CPU, whose switches are kept), also what runs
-        # inside glue; the operators torch's glue calls on a GPU were never observed
-        inside_glue = self._switches is not None
+        gpu_work = [
+            e
+            for e in events
+            if "CUDA" in str(getattr(e, "device_type", ""))
+            and not getattr(e, "is_user_annotation", False)
+            and e.name not in (self._launch_range, self._callback_range)
+            and not e.name.startswith("aten::")
+        ]
         return Profile(
-            torch_ops=top_level_ops(events, spans, callbacks, inside_glue=inside_glue),
-            kernels=ordered,
+            torch_ops=top_level_ops(events, spans, callbacks, inside_glue=True),
+            kernels=_kernels(gpu_work, triton_names),
             launch_us=_merged_us(spans),
             torch_us=torch_time_us(events, spans, callbacks),
         )
+
+
+def _kernels(events: list, triton_names: set[str]) -> list[KernelRecord]:
+    """The GPU's kernels by name, the longest first."""
+    kernels: dict[str, KernelRecord] = {}
+    for event in events:
+        record = kernels.get(event.name) or KernelRecord(
+            name=event.name[:400], triton=event.name in triton_names, launches=0, us=0.0
+        )
+        record.launches += 1
+        record.us += event.time_range.elapsed_us()
+        kernels[event.name] = record
+    return sorted(kernels.values(), key=lambda r: -r.us)[:200]
 
 
 def _merged_us(spans: list[tuple[int, float, float]]) -> float:

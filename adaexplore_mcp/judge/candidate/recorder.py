@@ -196,6 +196,37 @@ def glue_overloads() -> frozenset[tuple[str, str]]:
     )
 
 
+# the dispatch keys whose kernels run a glue operator on the devices the judge runs on
+_BACKEND_KEYS = ("CPU", "CUDA", "AutogradCPU", "AutogradCUDA")
+
+
+def glue_tables() -> dict[str, str]:
+    """Where each glue overload's kernels for the judge's devices were registered, as torch's
+    dispatcher tells it, taken before the candidate's module is imported (``changed_glue``)."""
+    return {
+        name: _backend_kernels(name)
+        for name in (
+            f"aten::{op}" + ("" if overload == "default" else f".{overload}")
+            for op, overload in glue_overloads()
+        )
+    }
+
+
+def changed_glue(tables: dict[str, str]) -> str | None:
+    """The first glue overload whose kernels are no longer those of ``tables``: one the
+    candidate registered (``torch.library``) runs beneath the dispatch mode, which sees glue."""
+    return next(
+        (name for name, kernels in tables.items() if _backend_kernels(name) != kernels), None
+    )
+
+
+def _backend_kernels(qualified: str) -> str:
+    import torch
+
+    rows = torch._C._dispatch_dump_table(qualified).splitlines()
+    return "\n".join(row for row in rows if row.split(":")[0] in _BACKEND_KEYS)
+
+
 class OpRecorder(TorchDispatchMode):
     """Counts every operator but glue into ``counts``. While ``in_launch[0]`` is set (a Triton
     launch is under way) an operator that Triton's own code called is Triton's and not counted;

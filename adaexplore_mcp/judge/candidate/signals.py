@@ -12,8 +12,8 @@ Installed before the candidate's module is imported:
 - the float32 precision switches and the threads alive are noted.
 
 Around each call: a ``TorchDispatchMode`` counts the torch operators forward runs outside its
-launches; the profiler records every thread's operators (``candidate.profiler``) in every call
-on the CPU, and on a GPU in ``profile`` mode, with the GPU's kernels. Everything here runs in
+launches; the profiler records every thread's operators (``candidate.profiler``) in every call,
+and on a GPU in ``profile`` mode the GPU's kernels too. Everything here runs in
 the candidate's process, which the candidate could change: the trusted process treats it as a
 first signal and decides for itself (``trusted.integrity``).
 """
@@ -37,7 +37,9 @@ from adaexplore_mcp.judge.candidate.audit import audit_hook
 from adaexplore_mcp.judge.candidate.profiler import CallProfiler
 from adaexplore_mcp.judge.candidate.recorder import (
     OpRecorder,
+    changed_glue,
     glue_overloads,
+    glue_tables,
 )
 from adaexplore_mcp.judge.candidate.switches import ProfilerSwitches
 from adaexplore_mcp.judge.wire.subject import AuditEvent, Signals
@@ -57,12 +59,13 @@ class Monitor:
         self._precision: dict[str, Any] = {}
         self._threads: set[int] = set()
         self._glue: frozenset[tuple[str, str]] = frozenset()
+        self._glue_tables: dict[str, str] = {}
         # the profiler's names for a launch's span and for the candidate's code inside one: not
         # names a candidate could give a range of its own to hide torch work in
         token = secrets.token_hex(8)
         self._launch_range = f"adaexplore.triton_launch.{token}"
         self._callback_range = f"adaexplore.candidate_code.{token}"
-        self._switches = ProfilerSwitches(self.events)  # installed where every call is profiled
+        self._switches = ProfilerSwitches(self.events)
         # set for one call by the harness: runs each Triton compile (``outside_lock``)
         self.compile_gate: list[Callable[[Callable[[], Any]], Any] | None] = [None]
 
@@ -71,11 +74,11 @@ class Monitor:
         import torch._dynamo  # noqa: F401  (on import it rewraps torch.manual_seed and friends)
 
         self._glue = glue_overloads()
-        if self.profiles_every_call:
-            self._switches.install()
-            # the profiler's own threads start with its first session: now, not in a call
-            with self._profiler():
-                pass
+        self._glue_tables = glue_tables()
+        self._switches.install()
+        # the profiler's own threads start with its first session: now, not in a call
+        with self._profiler(kernels=False):
+            pass
         self._wrap_launchers()
         wrap_compiler(self.compile_gate)
         self._precision = _precision_state()
@@ -152,17 +155,19 @@ class Monitor:
             run.__wrapped__ = original  # type: ignore[attr-defined]
             owner.run = run
 
-    def _profiler(self) -> CallProfiler:
-        switches = self._switches if self.profiles_every_call else None
-        return CallProfiler(self.device, self._launch_range, self._callback_range, switches)
-
-    @property
-    def profiles_every_call(self) -> bool:
-        """On the CPU every call is profiled alike (the profiler sees torch's operators on every
-        thread, also out of the dispatch mode's sight): a kernel that can tell the profiled call
-        from the others cannot keep torch work to the others. On a GPU starting the profiler
-        costs the most, so only the main shape's ``profile`` call is."""
-        return self.device.type == "cpu"
+    def _profiler(self, *, kernels: bool) -> CallProfiler:
+        """Every call is profiled, checked and timed (the profiler sees torch's operators on
+        every thread, also out of the dispatch mode's sight): a kernel that can tell one call
+        from the others cannot keep torch work to calls no profiler watches. The GPU's kernels,
+        whose tracing costs the most to start, only in ``kernels`` calls (the main shape's
+        ``profile`` call)."""
+        return CallProfiler(
+            self.device,
+            self._launch_range,
+            self._callback_range,
+            self._switches,
+            kernels=kernels and self.device.type == "cuda",
+        )
 
     @property
     def launched_names(self) -> set[str]:
@@ -183,18 +188,16 @@ class Monitor:
         counts: dict[str, int] = {}
         recorder = OpRecorder(counts, self._in_launch, self._glue)
         self._noop[0] = mode == "noop"
-        profiler = self._profiler() if mode == "profile" or self.profiles_every_call else None
-        self._profiling[0] = profiler is not None
+        profiler = self._profiler(kernels=mode == "profile")
+        self._profiling[0] = True
         try:
-            with (
-                profiler if profiler is not None else contextlib.nullcontext(),
-                _poisoned() if poison else contextlib.nullcontext(),
-                recorder,
-            ):
+            with profiler, _poisoned() if poison else contextlib.nullcontext(), recorder:
                 yield signals
         finally:
             self._noop[0] = False
             self._profiling[0] = False
+        if mode == "profile":  # reading the dispatcher's tables costs ~10 ms: not every call
+            self.note_glue_changes()
         signals.launches = self._launches[0] - before
         signals.torch_ops = counts
         signals.precision = self._precision_changes()
@@ -205,8 +208,20 @@ class Monitor:
             and torch.cuda.current_stream() != torch.cuda.default_stream()
         )
         signals.audit = self.audit()
-        if profiler is not None:
-            signals.profile = profiler.report(self.launched_names)
+        signals.profile = profiler.report(self.launched_names)
+
+    def note_glue_changes(self) -> None:
+        """A kernel of the candidate's registered for a glue operator (``torch.library``) runs
+        beneath the dispatch mode, which takes it for glue."""
+        changed = changed_glue(self._glue_tables)
+        if changed:
+            self.events.append(
+                (
+                    "harness_tampering",
+                    f"a kernel of its own was registered for torch's {changed}, an operator "
+                    "the judge counts as glue",
+                )
+            )
 
     def _precision_changes(self) -> list[str]:
         now = _precision_state()

@@ -179,8 +179,9 @@ class TrustedEvaluation:
                 self._trial(variant, trials, "check", scale=scale)
                 trials += 1
             if self.guarded:
-                # the profiler on every CPU shape; on a GPU (where starting it costs most) on
-                # the main shape, while the recorder and the noop call see every shape
+                # every checked call is profiled; this one also checks torch's glue operators
+                # are still torch's, and on a GPU (where tracing them costs the most) records
+                # the kernels, on the main shape
                 if position == 0 or self.device_kind == "cpu":
                     self._trial(variant, trials, "profile")
                 self._trial(variant, trials + 1, "noop")
@@ -227,7 +228,8 @@ class TrustedEvaluation:
             self.exchange.forget(key)
             return
         if self.guarded:
-            integrity.first_signals(answer.signals, compiling=first, gpu=self.device_kind == "cuda")
+            tracing = mode == "profile" and self.device_kind == "cuda"
+            integrity.first_signals(answer.signals, compiling=first, tracing=tracing)
             integrity.launches(answer.signals, calls=1, ops=self.job.ops)
         if mode != "noop":
             self.library_ops = ops.widest(self.library_ops, ops.computed_ops(answer.signals))
@@ -332,9 +334,8 @@ class TrustedEvaluation:
             )
         except SubjectFailed as failure:
             if self.guarded:
-                integrity.first_signals(
-                    failure.answer.signals, compiling=first, gpu=self.device_kind == "cuda"
-                )
+                tracing = mode == "profile" and self.device_kind == "cuda"
+                integrity.first_signals(failure.answer.signals, compiling=first, tracing=tracing)
             if mode == "noop":
                 return [], None, None, []
             self._charge(time.perf_counter() - started, first)

@@ -23,12 +23,12 @@ _KNOWN = {check.value for check in Check}
 
 
 def first_signals(
-    signals: Signals, *, calls: int = 1, compiling: bool = False, gpu: bool = False
+    signals: Signals, *, calls: int = 1, compiling: bool = False, tracing: bool = False
 ) -> None:
     """What the candidate's process reported about ``calls`` calls of forward (or its import).
     ``compiling``: the first call on a shape, where Triton may start threads of its own;
-    ``gpu``: the profiler's first session there starts threads too (on the CPU its threads are
-    started before the candidate's module is imported)."""
+    ``tracing``: a call whose profiler traced the GPU's kernels, which starts threads too (the
+    profiler's own threads are started before the candidate's module is imported)."""
     for event in signals.audit:
         check = Check(event.check) if event.check in _KNOWN else Check.HARNESS_TAMPERING
         raise Violation(check, event.detail)
@@ -43,8 +43,7 @@ def first_signals(
             f"thread {signals.threads[0]!r} was still running after forward returned; all work "
             "must be finished (and timed) when forward returns",
         )
-    profiler_started = gpu and signals.profile is not None
-    if signals.native_threads_grew and not compiling and not profiler_started:
+    if signals.native_threads_grew and not compiling and not tracing:
         raise Violation(
             Check.BACKGROUND_THREAD,
             "forward left a new native thread running; all work must be finished (and timed) "
