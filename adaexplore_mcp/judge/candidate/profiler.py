@@ -82,9 +82,20 @@ class CallProfiler:
         return Profile(
             torch_ops=top_level_ops(events, spans, callbacks, inside_glue=True),
             kernels=_kernels(gpu_work, triton_names),
+            graph_launches=graph_launches(events),
             launch_us=_merged_us(spans),
             torch_us=torch_time_us(events, spans, callbacks),
         )
+
+
+# the CUDA runtime's and driver's calls that replay a CUDA graph, as the profiler names them
+GRAPH_LAUNCHES = ("cudaGraphLaunch", "cuGraphLaunch")
+
+
+def graph_launches(events: list) -> int:
+    """How many CUDA graphs the call replayed: the work captured in one runs beneath torch's
+    operators and Triton's launches, where neither recorder sees it."""
+    return sum(1 for event in events if event.name.startswith(GRAPH_LAUNCHES))
 
 
 def _kernels(events: list, triton_names: set[str]) -> list[KernelRecord]:

@@ -72,6 +72,15 @@ def launches(signals: Signals, *, calls: int, ops: Ops = Ops.TRITON) -> None:
                 else ""
             ),
         )
+    replayed = signals.profile.graph_launches if signals.profile is not None else 0
+    if replayed:
+        raise Violation(
+            Check.HIDDEN_WORK,
+            f"forward replayed a CUDA graph ({replayed} launches); the work captured in a graph "
+            "runs beneath torch's operators and Triton's launches, where the judge sees none of "
+            "it: launch the work from forward, as Triton kernels"
+            + (" or torch operators" if ops is Ops.MIXED else ""),
+        )
     if ops is Ops.MIXED:
         return
     profiled = signals.profile.torch_ops if signals.profile is not None else {}

@@ -219,6 +219,7 @@ class KernelRecord(_Message):
 class Profile(_Message):
     torch_ops: dict[str, int] = Field(default_factory=dict)
     kernels: list[KernelRecord] = Field(default_factory=list, max_length=200)
+    graph_launches: int = Field(default=0, ge=0)  # CUDA graphs replayed (where kernels traced)
     # the host's view, the only one on the CPU, where no kernel shows: time inside Triton's
     # launches, and in torch's outermost operators outside them
     launch_us: _Time = 0.0
