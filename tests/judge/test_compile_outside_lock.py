@@ -12,7 +12,7 @@ import torch
 import triton.compiler
 
 from adaexplore_mcp.judge.candidate.harness import CandidateSubject
-from adaexplore_mcp.judge.candidate.signals import wrap_compiler
+from adaexplore_mcp.judge.candidate.launchers import wrap_compiler
 from adaexplore_mcp.judge.trusted.link import Link, SubjectLost
 from adaexplore_mcp.judge.wire.frames import Channel
 from adaexplore_mcp.judge.wire.subject import (

@@ -45,6 +45,8 @@ _WATCHED_EVENTS = frozenset(
         "object.__getattr__",
         "sys.settrace",
         "sys.setprofile",
+        "code.__new__",
+        "compile",
         "ctypes.dlopen",
         "ctypes.cdata",
         "ctypes.addressof",
@@ -74,26 +76,18 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 def audit_hook(
     kernel_path: str, workdir: str, events: list[tuple[str, str]]
 ) -> Callable[[str, tuple], None]:
-    """The hook refuses what the candidate's own code does (the innermost frame outside the
-    standard library is the kernel file); the same action taken by torch or Triton on its
-    behalf (Triton runs ptxas, writes its cache) is theirs and allowed."""
+    """The hook refuses what the candidate's own code does: the innermost frame outside the
+    standard library is code of no installed package (the kernel file, a module it wrote into
+    its working directory, code it compiled). The same action taken by torch or Triton on its
+    behalf (Triton runs ptxas, writes its cache) is theirs and allowed; code may not pass for
+    theirs by its file name (``code.__new__``, ``compile``)."""
     busy = [False]
     own_pid = str(os.getpid())
+    installed = installed_code(workdir)
 
     def candidate_frame(direct: bool) -> bool:
-        frame: FrameType | None = sys._getframe(
-            3
-        )  # past this function, _judge and hook: the event's own frame
-        while frame is not None:
-            filename = frame.f_code.co_filename
-            if os.path.realpath(filename) == kernel_path:
-                return True
-            if direct and not filename.endswith("inspect.py"):
-                return False
-            if not filename.startswith(_STDLIB) and not filename.startswith("<frozen"):
-                return False
-            frame = frame.f_back
-        return False
+        # past this function, _judge and hook: the event's own frame
+        return candidate_calls(sys._getframe(3), kernel_path, installed, direct=direct)
 
     def hook(event: str, args: tuple) -> None:
         if event not in _WATCHED_EVENTS or busy[0]:
@@ -108,7 +102,7 @@ def audit_hook(
             raise PermissionError(f"refused by the judge: {verdict[1]}")
 
     def _judge(event: str, args: tuple) -> tuple[str, str] | None:
-        rule = _rule(event, args, workdir, own_pid)
+        rule = _rule(event, args, workdir, own_pid, installed)
         if rule is None:
             return None
         check, detail, direct = rule
@@ -117,10 +111,62 @@ def audit_hook(
     return hook
 
 
-def _rule(event: str, args: tuple, workdir: str, own_pid: str) -> tuple[str, str, bool] | None:
+def candidate_calls(
+    frame: FrameType | None,
+    kernel_path: str,
+    installed: tuple[str, ...],
+    *,
+    direct: bool = False,
+    skip: str = "",
+) -> bool:
+    """Whether the candidate's code is what runs at ``frame``: the innermost frame outside the
+    standard library (and ``skip``, a file of the judge's own on the way) is code of no
+    installed package. ``direct``: ``frame`` itself (or ``inspect`` on its behalf)."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename == skip:
+            frame = frame.f_back
+            continue
+        if not filename.startswith(_STDLIB) and not filename.startswith("<frozen"):
+            real = os.path.realpath(filename)
+            return real == kernel_path or not real.startswith(installed)
+        if direct and not filename.endswith("inspect.py"):
+            return False
+        frame = frame.f_back
+    return False
+
+
+def installed_code(workdir: str) -> tuple[str, ...]:
+    """Where the code of installed packages lies (torch's, Triton's, this one's): the import
+    path's directories outside the working directory, which the sandbox mounts read-only."""
+    import adaexplore_mcp
+
+    found = {os.path.realpath(os.path.dirname(adaexplore_mcp.__file__)) + os.sep}
+    for entry in sys.path:
+        real = os.path.realpath(entry or os.curdir) + os.sep
+        if os.path.isdir(real) and not real.startswith(workdir) and not workdir.startswith(real):
+            found.add(real)
+    return tuple(found)
+
+
+def _rule(
+    event: str, args: tuple, workdir: str, own_pid: str, installed: tuple[str, ...] = ()
+) -> tuple[str, str, bool] | None:
     """(check, reason, direct) when ``event`` is refused if the kernel's code caused it;
     ``direct``: only when the kernel's own frame (or ``inspect`` on its behalf) raised it,
     because the standard library asks for frames on its own (namedtuple, dataclasses)."""
+    if event == "code.__new__" or (
+        event == "compile"
+        and len(args) > 1
+        and isinstance(args[1], str | bytes)
+        and os.path.realpath(os.fsdecode(args[1])).startswith(installed)
+    ):
+        return (
+            "harness_tampering",
+            f"{event} is not allowed: code that names another file (a code object built or "
+            "renamed, code compiled under a package's file name) passes for Triton's or torch's",
+            False,
+        )
     if event == "open":
         return _open_rule(args, workdir, own_pid)
     if event in _PATH_EVENTS:

@@ -24,15 +24,16 @@ class CallProfiler:
     def __init__(
         self,
         device: torch.device,
-        launch_range: str,
-        callback_range: str,
+        ranges: tuple[str, str, str],
         switches: ProfilerSwitches,
         *,
         kernels: bool = False,
     ) -> None:
         from torch.profiler import ProfilerActivity, profile
 
-        self._launch_range, self._callback_range = launch_range, callback_range
+        # the judge's names for a Triton launch, the candidate's code Triton calls inside one,
+        # and Triton's own benchmarking of an autotuner's configs
+        self._launch_range, self._callback_range, self._bench_range = ranges
         self._switches = switches
 
         activities = [ProfilerActivity.CPU]
@@ -63,24 +64,24 @@ class CallProfiler:
     def report(self, triton_names: set[str]) -> Profile:
         with self._quiet:
             events = list(self._profile.events())
-        spans, callbacks = (
+        spans, callbacks, benches = (
             [
                 (e.thread, e.time_range.start, e.time_range.end)
                 for e in events
                 if e.name == name and getattr(e, "is_user_annotation", True)
             ]
-            for name in (self._launch_range, self._callback_range)
+            for name in (self._launch_range, self._callback_range, self._bench_range)
         )
         gpu_work = [
             e
             for e in events
             if "CUDA" in str(getattr(e, "device_type", ""))
             and not getattr(e, "is_user_annotation", False)
-            and e.name not in (self._launch_range, self._callback_range)
+            and e.name not in (self._launch_range, self._callback_range, self._bench_range)
             and not e.name.startswith("aten::")
         ]
         return Profile(
-            torch_ops=top_level_ops(events, spans, callbacks, inside_glue=True),
+            torch_ops=top_level_ops(events, spans, callbacks, benches, inside_glue=True),
             kernels=_kernels(gpu_work, triton_names),
             graph_launches=graph_launches(events),
             launch_us=_merged_us(spans),

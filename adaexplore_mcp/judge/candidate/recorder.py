@@ -72,6 +72,7 @@ GLUE_OPS = frozenset(
         "resolve_neg",
         "view_as_real",
         "view_as_complex",
+        "set_",  # a tensor onto another's storage: Triton's interpreter does it in every launch
         # torch's composites of the above, which the profiler names as the candidate called them
         "view_as",
         "reshape_as",
@@ -112,17 +113,31 @@ Spans = Sequence[tuple[int, float, float]]  # thread, start, end in the profiler
 
 
 def top_level_ops(
-    events, launch_spans: Spans, callback_spans: Spans = (), *, inside_glue: bool = False
+    events,
+    launch_spans: Spans,
+    callback_spans: Spans = (),
+    bench_spans: Spans = (),
+    *,
+    inside_glue: bool = False,
 ) -> dict[str, int]:
     """Profiler operator events (``torch.profiler``) that are not glue, counted: only the
-    outermost ``aten::`` call of each stack (what the candidate's code called), and none inside
-    a Triton launch (``launch_spans``) but for those in the candidate's own code Triton called
-    there (``callback_spans``: a grid function, a heuristic, a hook). ``inside_glue``: also the
-    outermost operator that is not glue within a glue operator. torch's glue calls only glue
-    beneath it, so one there ran in a kernel the candidate registered for a glue operator
-    (``torch.library``: a clone that computes a softmax)."""
+    outermost ``aten::`` call of each stack (what the candidate's code called), inside Triton's
+    launches too (no more than glue runs there for honest code, and the candidate's code runs
+    there when Triton calls it: a grid's length, an argument's address, a kernel's body in the
+    interpreter), but for Triton's own benchmarking of an autotuner's configs (``bench_spans``)
+    outside the launches it times and the candidate's callbacks (``callback_spans``: a hook).
+    ``inside_glue``: also the outermost operator that is not glue within a glue operator.
+    torch's glue calls only glue beneath it, so one there ran in a kernel the candidate
+    registered for a glue operator (``torch.library``: a clone that computes a softmax)."""
     counts: dict[str, int] = {}
-    outermost = _outermost_outside(events, launch_spans, callback_spans)
+    timed = [span for span in launch_spans if _span_within(span, bench_spans)]
+    outermost = [
+        event
+        for event in _outermost(_operators(events))
+        if not _within(event, bench_spans)
+        or _within(event, timed)
+        or _within(event, callback_spans)
+    ]
     found = [event for event in outermost if not is_glue(event.name)]
     if inside_glue:
         found += _compute_inside(events, [event for event in outermost if is_glue(event.name)])
@@ -130,6 +145,11 @@ def top_level_ops(
         name = event.name.removeprefix("aten::")
         counts[name] = counts.get(name, 0) + 1
     return counts
+
+
+def _span_within(span: tuple[int, float, float], spans: Spans) -> bool:
+    thread, start, end = span
+    return any(t == thread and s <= start and end <= e for t, s, e in spans)
 
 
 def _compute_inside(events, glue: list) -> list:
@@ -178,8 +198,7 @@ def _outermost(ops: Iterable) -> list:
 
 
 def _within(event, spans: Spans) -> bool:
-    start, end = event.time_range.start, event.time_range.end
-    return any(t == event.thread and s <= start and end <= e for t, s, e in spans)
+    return _span_within((event.thread, event.time_range.start, event.time_range.end), spans)
 
 
 def glue_overloads() -> frozenset[tuple[str, str]]:

@@ -33,7 +33,15 @@ from typing import Any
 
 import torch
 
-from adaexplore_mcp.judge.candidate.audit import audit_hook
+from adaexplore_mcp.judge.candidate.audit import audit_hook, installed_code
+from adaexplore_mcp.judge.candidate.guards import DispatchGuards
+from adaexplore_mcp.judge.candidate.launchers import (
+    candidate_callbacks,
+    launch_hook,
+    launcher_classes,
+    tritons,
+    wrap_compiler,
+)
 from adaexplore_mcp.judge.candidate.profiler import CallProfiler
 from adaexplore_mcp.judge.candidate.recorder import (
     OpRecorder,
@@ -65,6 +73,7 @@ class Monitor:
         token = secrets.token_hex(8)
         self._launch_range = f"adaexplore.triton_launch.{token}"
         self._callback_range = f"adaexplore.candidate_code.{token}"
+        self._bench_range = f"adaexplore.triton_bench.{token}"
         self._switches = ProfilerSwitches(self.events)
         # set for one call by the harness: runs each Triton compile (``outside_lock``)
         self.compile_gate: list[Callable[[Callable[[], Any]], Any] | None] = [None]
@@ -76,6 +85,7 @@ class Monitor:
         self._glue = glue_overloads()
         self._glue_tables = glue_tables()
         self._switches.install()
+        DispatchGuards(self.events, self.kernel_path, installed_code(self.workdir)).install()
         # the profiler's own threads start with its first session: now, not in a call
         with self._profiler(kernels=False):
             pass
@@ -95,8 +105,29 @@ class Monitor:
         )
         launched, events = self._launched, self.events
         launch_range, callback_range = self._launch_range, self._callback_range
+        bench_range = self._bench_range
         # the callables wrapped here: a mark the candidate cannot put on one of its own
         wrappers: weakref.WeakSet[Any] = weakref.WeakSet()
+
+        def benchmark(bench: Any) -> Any:
+            """Triton's own benchmarker, which the autotuner runs on each config, in a range of
+            its own for the profiler: the torch work it does itself (clearing the cache, the
+            timings' quantiles) is Triton's. One the candidate passed is its code like any
+            other."""
+            if not tritons(bench) or bench in wrappers:
+                return bench
+
+            def call(*args: Any, **kwargs: Any) -> Any:
+                scope = (
+                    torch.profiler.record_function(bench_range)
+                    if profiling[0]
+                    else contextlib.nullcontext()
+                )
+                with scope:
+                    return bench(*args, **kwargs)
+
+            wrappers.add(call)
+            return call
 
         def outside(callback: Any) -> Any:
             """``callback``, the candidate's code that Triton calls inside a launch, in a range of
@@ -121,7 +152,7 @@ class Monitor:
             wrappers.add(call)
             return call
 
-        for owner, counts in _launcher_classes():
+        for owner, counts in launcher_classes():
             original = owner.run
 
             def run(self, *args, __original=original, __counts=counts, **kwargs):
@@ -135,7 +166,7 @@ class Monitor:
                     launched[name] = launched.get(name, 0) + 1
                     if noop[0]:
                         return None
-                    hook = _launch_hook()
+                    hook = launch_hook()
                     if hook:
                         events.append(("harness_tampering", f"Triton's {hook} was set"))
                 if "grid" in kwargs:
@@ -147,7 +178,7 @@ class Monitor:
                     else contextlib.nullcontext()
                 )
                 try:
-                    with scope, _candidate_callbacks(self, outside):
+                    with scope, candidate_callbacks(self, outside, benchmark):
                         return __original(self, *args, **kwargs)
                 finally:
                     in_launch[0] -= 1
@@ -163,8 +194,7 @@ class Monitor:
         ``profile`` call)."""
         return CallProfiler(
             self.device,
-            self._launch_range,
-            self._callback_range,
+            (self._launch_range, self._callback_range, self._bench_range),
             self._switches,
             kernels=kernels and self.device.type == "cuda",
         )
@@ -196,7 +226,7 @@ class Monitor:
         finally:
             self._noop[0] = False
             self._profiling[0] = False
-        if mode == "profile":  # reading the dispatcher's tables costs ~10 ms: not every call
+        if mode == "profile":  # the dispatcher's tables: ~10 ms here, tens on a GPU, not every call
             self.note_glue_changes()
         signals.launches = self._launches[0] - before
         signals.torch_ops = counts
@@ -252,77 +282,6 @@ def _poisoned() -> Iterator[None]:
             torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
 
 
-def _launcher_classes() -> list[tuple[Any, bool]]:
-    """(class, counts): launchers counted as launches, and the wrappers around them (autotuner,
-    heuristics) whose own torch work is Triton's (the autotuner's benchmarking), not the
-    candidate's; the candidate's callables they call are marked apart
-    (``_candidate_callbacks``)."""
-    classes: list[tuple[Any, bool]] = []  # Any: Triton's classes, which ship no types
-    with contextlib.suppress(ImportError):
-        from triton.runtime.jit import JITFunction
-
-        classes.append((JITFunction, True))
-    with contextlib.suppress(ImportError):
-        from triton.runtime.interpreter import InterpretedFunction
-
-        classes.append((InterpretedFunction, True))
-    with contextlib.suppress(ImportError):
-        from triton.runtime.autotuner import Autotuner, Heuristics
-
-        classes += [(Autotuner, False), (Heuristics, False)]
-    return classes
-
-
-@contextlib.contextmanager
-def _candidate_callbacks(launcher: Any, outside: Callable[[Any], Any]) -> Iterator[None]:
-    """For one run of ``launcher``, the candidate's callables it calls (a heuristic, a pre-run
-    hook, the autotuner's user hooks and config pruners, a config's pre-hook) wrapped by
-    ``outside``; Triton's own defaults are left as they are."""
-    saved: list[tuple[Any, str, Any]] = []
-
-    def swap(owner: Any, name: str, value: Any) -> None:
-        saved.append((owner, name, getattr(owner, name)))
-        setattr(owner, name, value)
-
-    try:
-        values = getattr(launcher, "values", None)
-        if isinstance(values, dict):  # Heuristics
-            swap(launcher, "values", {key: outside(v) for key, v in values.items()})
-        hooks = getattr(launcher, "pre_run_hooks", None)
-        if isinstance(hooks, list) and hooks:
-            swap(launcher, "pre_run_hooks", [outside(hook) for hook in hooks])
-        for name, user_defined in (
-            ("pre_hook", "user_defined_pre_hook"),
-            ("post_hook", "user_defined_post_hook"),
-            ("early_config_prune", None),
-            ("perf_model", None),
-        ):
-            value = getattr(launcher, name, None)
-            if callable(value) and (user_defined is None or getattr(launcher, user_defined, False)):
-                swap(launcher, name, outside(value))
-        for config in getattr(launcher, "configs", None) or []:
-            if callable(getattr(config, "pre_hook", None)):
-                swap(config, "pre_hook", outside(config.pre_hook))
-        yield
-    finally:
-        for owner, name, value in reversed(saved):
-            setattr(owner, name, value)
-
-
-def _launch_hook() -> str | None:
-    """Which of Triton's launch hooks is set, if any: code it runs inside every launch, where no
-    torch work would be recorded. Nothing in the judge sets one."""
-    with contextlib.suppress(ImportError, AttributeError):
-        from triton import knobs
-
-        for name in ("launch_enter_hook", "launch_exit_hook"):
-            hook = getattr(knobs.runtime, name, None)
-            # one callable or None (Triton 3.6), or a chain of them, empty by default (3.9)
-            if getattr(hook, "calls", hook):
-                return f"knobs.runtime.{name}"
-    return None
-
-
 def _precision_state() -> dict[str, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -339,35 +298,6 @@ def _precision_state() -> dict[str, Any]:
             ),
             "torch.get_default_dtype()": torch.get_default_dtype(),
         }
-
-
-def wrap_compiler(gate: list[Callable[[Callable[[], Any]], Any] | None]) -> None:
-    """Wrap Triton's compile entry point (``JITFunction`` binds it when it first runs on a
-    device): while ``gate[0]`` is set, each compile runs through it, so that it can run while
-    the trusted process lets the GPU lock go."""
-    try:
-        import triton.compiler as compiler
-    except ImportError:
-        return
-    original = compiler.compile
-
-    def compile(*args, __original=original, **kwargs):
-        outside = gate[0]
-        if outside is None:
-            return __original(*args, **kwargs)
-        return outside(lambda: _loaded(__original(*args, **kwargs)))
-
-    compile.__wrapped__ = original  # type: ignore[attr-defined]
-    compiler.compile = compile
-
-
-def _loaded(kernel: Any) -> Any:
-    """The compiled kernel with its launcher built and its module loaded (Triton does both at
-    the first launch otherwise: the launcher is a C build, about 0.2 s). A failure here (too
-    much shared memory) is raised again, as Triton words it, at that launch."""
-    with contextlib.suppress(Exception):
-        kernel._init_handles()
-    return kernel
 
 
 def _native_threads_stay_above(count: int, settle_s: float = 0.1) -> bool:

@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import importlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn
+
+from adaexplore_mcp.judge.candidate.guards import gate
 
 SWITCHES = (
     "_toggle_collection_dynamic",
@@ -62,19 +64,10 @@ class ProfilerSwitches:
             self._judge[0] = False
 
     def _guarded(self, name: str, original: Callable[..., Any]) -> Callable[..., Any]:
-        events = self.events
+        events, judge = self.events, self._judge
 
-        # the original and the flag are positional-only defaults of a function the guard's
-        # closure holds: whoever reaches it can still pass neither without the original, and
-        # reading a function's defaults is refused by the audit hook (a closure cell, which no
-        # audit event covers, held the original itself and let a kernel call it)
-        def gate(args, kwargs, switch=original, judge=self._judge, /):
-            if judge[0]:
-                return switch(*args, **kwargs)
+        def refuse() -> NoReturn:
             events.append(("harness_tampering", f"torch's profiler switch {name} was called"))
             raise RuntimeError(f"{name} belongs to the judge's profiler")
 
-        def guarded(*args: Any, **kwargs: Any) -> Any:
-            return gate(args, kwargs)
-
-        return guarded
+        return gate(original, lambda: judge[0], refuse)

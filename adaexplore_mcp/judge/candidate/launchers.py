@@ -1,0 +1,126 @@
+"""Triton's launch path as the candidate's process sees it: which classes launch, the
+candidate's callables Triton calls inside a launch, Triton's own benchmarker and launch hooks,
+and its compile entry point (``signals.Monitor`` wraps them before the kernel is imported)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+
+def launcher_classes() -> list[tuple[Any, bool]]:
+    """(class, counts): launchers counted as launches, and the wrappers around them (autotuner,
+    heuristics) whose own torch work is Triton's (the autotuner's benchmarking), not the
+    candidate's; the candidate's callables they call are marked apart
+    (``candidate_callbacks``)."""
+    classes: list[tuple[Any, bool]] = []  # Any: Triton's classes, which ship no types
+    with contextlib.suppress(ImportError):
+        from triton.runtime.jit import JITFunction
+
+        classes.append((JITFunction, True))
+    with contextlib.suppress(ImportError):
+        from triton.runtime.interpreter import InterpretedFunction
+
+        classes.append((InterpretedFunction, True))
+    with contextlib.suppress(ImportError):
+        from triton.runtime.autotuner import Autotuner, Heuristics
+
+        classes += [(Autotuner, False), (Heuristics, False)]
+    return classes
+
+
+@contextlib.contextmanager
+def candidate_callbacks(
+    launcher: Any, outside: Callable[[Any], Any], benchmark: Callable[[Any], Any]
+) -> Iterator[None]:
+    """For one run of ``launcher``, the candidate's callables it calls (a heuristic, a pre-run
+    hook, the autotuner's user hooks and config pruners, a config's pre-hook) wrapped by
+    ``outside``; Triton's own defaults are left as they are, but for the autotuner's own
+    benchmarker, wrapped by ``benchmark``."""
+    saved: list[tuple[Any, str, Any]] = []
+
+    def swap(owner: Any, name: str, value: Any) -> None:
+        saved.append((owner, name, getattr(owner, name)))
+        setattr(owner, name, value)
+
+    try:
+        values = getattr(launcher, "values", None)
+        if isinstance(values, dict):  # Heuristics
+            swap(launcher, "values", {key: outside(v) for key, v in values.items()})
+        hooks = getattr(launcher, "pre_run_hooks", None)
+        if isinstance(hooks, list) and hooks:
+            swap(launcher, "pre_run_hooks", [outside(hook) for hook in hooks])
+        for name, user_defined in (
+            ("pre_hook", "user_defined_pre_hook"),
+            ("post_hook", "user_defined_post_hook"),
+            ("early_config_prune", None),
+            ("perf_model", None),
+        ):
+            value = getattr(launcher, name, None)
+            if callable(value) and (user_defined is None or getattr(launcher, user_defined, False)):
+                swap(launcher, name, outside(value))
+        for config in getattr(launcher, "configs", None) or []:
+            if callable(getattr(config, "pre_hook", None)):
+                swap(config, "pre_hook", outside(config.pre_hook))
+        if "do_bench" in vars(type(launcher)):  # the Autotuner's, a cached property
+            with contextlib.suppress(Exception):  # no benchmarker without a GPU driver
+                swap(launcher, "do_bench", benchmark(launcher.do_bench))
+        yield
+    finally:
+        for owner, name, value in reversed(saved):
+            setattr(owner, name, value)
+
+
+def tritons(function: Any) -> bool:
+    """Whether ``function`` is Triton's own code (its code object names a file in Triton's
+    package; code objects may not be made or renamed in the candidate's process)."""
+    import triton
+
+    code = getattr(getattr(function, "func", function), "__code__", None)  # a partial's too
+    filename = os.path.realpath(getattr(code, "co_filename", "") or "/")
+    return filename.startswith(os.path.dirname(os.path.realpath(triton.__file__)) + os.sep)
+
+
+def launch_hook() -> str | None:
+    """Which of Triton's launch hooks is set, if any: code it runs inside every launch, where no
+    torch work would be recorded. Nothing in the judge sets one."""
+    with contextlib.suppress(ImportError, AttributeError):
+        from triton import knobs
+
+        for name in ("launch_enter_hook", "launch_exit_hook"):
+            hook = getattr(knobs.runtime, name, None)
+            # one callable or None (Triton 3.6), or a chain of them, empty by default (3.9)
+            if getattr(hook, "calls", hook):
+                return f"knobs.runtime.{name}"
+    return None
+
+
+def wrap_compiler(gate: list[Callable[[Callable[[], Any]], Any] | None]) -> None:
+    """Wrap Triton's compile entry point (``JITFunction`` binds it when it first runs on a
+    device): while ``gate[0]`` is set, each compile runs through it, so that it can run while
+    the trusted process lets the GPU lock go."""
+    try:
+        import triton.compiler as compiler
+    except ImportError:
+        return
+    original = compiler.compile
+
+    def compile(*args, __original=original, **kwargs):
+        outside = gate[0]
+        if outside is None:
+            return __original(*args, **kwargs)
+        return outside(lambda: _loaded(__original(*args, **kwargs)))
+
+    compile.__wrapped__ = original  # type: ignore[attr-defined]
+    compiler.compile = compile
+
+
+def _loaded(kernel: Any) -> Any:
+    """The compiled kernel with its launcher built and its module loaded (Triton does both at
+    the first launch otherwise: the launcher is a C build, about 0.2 s). A failure here (too
+    much shared memory) is raised again, as Triton words it, at that launch."""
+    with contextlib.suppress(Exception):
+        kernel._init_handles()
+    return kernel
