@@ -84,6 +84,11 @@ def default_tolerances() -> dict[str, Tolerance]:
         "float16": Tolerance(atol=1e-2, rtol=1e-2),
         "bfloat16": Tolerance(atol=1e-2, rtol=1e-2),
         "float64": Tolerance(atol=1e-7, rtol=1e-7),
+        # one unit in the last place: an output rounded from float32 may land one step apart
+        "float8_e4m3fn": Tolerance(atol=2**-3, rtol=2**-3),
+        "float8_e4m3fnuz": Tolerance(atol=2**-3, rtol=2**-3),
+        "float8_e5m2": Tolerance(atol=2**-2, rtol=2**-2),
+        "float8_e5m2fnuz": Tolerance(atol=2**-2, rtol=2**-2),
     }
 
 
@@ -112,6 +117,8 @@ EXACT = Tolerance(atol=0.0, rtol=0.0)
 
 # torch's floating and complex dtypes, by name (float16, bfloat16, float8_e4m3fn, complex64, ...)
 _INEXACT_PREFIXES = ("float", "bfloat", "complex")
+# a complex dtype takes the tolerance of its parts' dtype
+_COMPLEX_PARTS = {"complex32": "float16", "complex64": "float32", "complex128": "float64"}
 
 
 def tolerance_for(
@@ -126,6 +133,8 @@ def tolerance_for(
     exactly."""
     if not dtype.startswith(_INEXACT_PREFIXES):
         return EXACT
+    if dtype in _COMPLEX_PARTS:  # compared as the distance between complex numbers
+        return tolerance_for(_COMPLEX_PARTS[dtype], tolerances, override, forced)
     if forced and dtype in forced:
         return forced[dtype]
     if override is not None:

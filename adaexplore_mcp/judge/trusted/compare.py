@@ -60,8 +60,7 @@ class Comparison:
             return None
         flags = []
         for a, e in zip(got, want, strict=True):
-            if not isinstance(e, torch.Tensor):
-                e = torch.as_tensor(e)
+            a, e = _numbers_as_tensors(a, e)
             if type(a) is not torch.Tensor or a.shape != e.shape or a.dtype != e.dtype:
                 return None
             if not e.numel():
@@ -112,8 +111,7 @@ class Comparison:
         return None
 
     def _compare_one(self, actual: Any, expected: Any, base: dict[str, Any]) -> Mismatch | None:
-        if not isinstance(expected, torch.Tensor):
-            expected = torch.as_tensor(expected)
+        actual, expected = _numbers_as_tensors(actual, expected)
         shape = list(expected.shape)
         if type(actual) is not torch.Tensor:
             return Mismatch(
@@ -137,6 +135,8 @@ class Comparison:
         if actual.device != expected.device:
             actual = actual.to(expected.device)
         tol = tolerance_for(expected.dtype, self.tolerances, self.override, self.forced)
+        if _is_float8(expected.dtype):  # torch computes nothing in float8 on the CPU
+            actual, expected = actual.float(), expected.float()
         atol = tol.atol
         if tol.atol_scale == "output_rms" and expected.numel():
             rms = float(expected.to(torch.float64).pow(2).mean().sqrt())
@@ -160,9 +160,9 @@ class Comparison:
                     expected_value=_item(expected, index),
                     actual_value=_item(actual, index),
                 )
-            a64, e64 = actual.to(torch.float64), expected.to(torch.float64)
-        else:
-            a64, e64 = actual.to(torch.float64), expected.to(torch.float64)
+        # complex numbers compare by their distance, both parts at once
+        wide = torch.complex128 if expected.dtype.is_complex else torch.float64
+        a64, e64 = actual.to(wide), expected.to(wide)
 
         diff = (a64 - e64).abs()
         if _exact(expected.dtype, tol):
@@ -193,6 +193,20 @@ class Comparison:
         )
 
 
+def _numbers_as_tensors(actual: Any, expected: Any) -> tuple[Any, torch.Tensor]:
+    """A Python number the reference returned as a tensor, and the candidate's as one where it
+    returned a number of the same kind."""
+    if isinstance(expected, torch.Tensor):
+        return actual, expected
+    if type(actual) is type(expected):
+        actual = torch.as_tensor(actual)
+    return actual, torch.as_tensor(expected)
+
+
+def _is_float8(dtype: torch.dtype) -> bool:
+    return dtype.is_floating_point and dtype.itemsize == 1
+
+
 def _exact(dtype: torch.dtype, tol: Tolerance) -> bool:
     """Integers and booleans with no tolerance compare in their own type: as float64 (or
     float32) an int64 of 2**60 and one off by one are the same number."""
@@ -219,6 +233,8 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Exact equality (NaN equal to NaN): an input must come back as it went in."""
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
+    if _is_float8(a.dtype):  # torch computes nothing in float8 on the CPU: compare the bits
+        return bool(torch.equal(a.view(torch.uint8), b.view(torch.uint8)))
     if a.dtype.is_floating_point:
         return bool(torch.equal(a.isnan(), b.isnan())) and bool(
             torch.equal(torch.nan_to_num(a, nan=0.0), torch.nan_to_num(b, nan=0.0))

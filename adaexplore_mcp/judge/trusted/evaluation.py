@@ -43,7 +43,7 @@ from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed, SubjectLost
 from adaexplore_mcp.judge.trusted.peaks import PeakFlops, peak_math, tensor_bytes
 from adaexplore_mcp.judge.trusted.report import Reporter, TaskFailed
 from adaexplore_mcp.judge.trusted.shapes import is_float32, nonfinite
-from adaexplore_mcp.judge.trusted.task_exchange import TaskExchange
+from adaexplore_mcp.judge.trusted.task_exchange import TaskExchange, sendable
 from adaexplore_mcp.judge.wire.jobs import ChildJob
 from adaexplore_mcp.judge.wire.subject import (
     BuildAnswer,
@@ -200,6 +200,7 @@ class TrustedEvaluation:
         request = self.exchange.build_request(variant)
         built, payload = built_here or self.exchange.build(variant)
         init = self.task_link.take(built.init or [], payload, set())
+        sendable(self.task, init, "get_init_inputs()")
         self.parameter_bytes[variant.name] = built.parameter_bytes
         specs, offered, _ = self.candidate.offer(init)
         try:

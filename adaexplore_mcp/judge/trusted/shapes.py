@@ -6,6 +6,7 @@ task's process runs the task's code; this module reads what it answers.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -60,8 +61,11 @@ def is_float32(value: Any) -> bool:
 
 
 def nonfinite(value: Any) -> bool:
-    return (
-        isinstance(value, torch.Tensor)
-        and value.is_floating_point()
-        and not bool(torch.isfinite(value).all())
-    )
+    """A NaN or an infinity in a float or complex tensor, or a Python float."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if not isinstance(value, torch.Tensor) or not (value.is_floating_point() or value.is_complex()):
+        return False
+    if value.is_floating_point() and value.dtype.itemsize == 1:
+        value = value.float()  # float8: torch has no isfinite of its own for it on the CPU
+    return not bool(torch.isfinite(value).all())

@@ -34,6 +34,7 @@ from adaexplore_mcp.judge.wire.subject import (
     SubjectError,
     ValuesAnswer,
 )
+from adaexplore_mcp.judge.wire.values import Opaque
 from adaexplore_mcp.tasks import ShapeVariant, Task
 
 
@@ -87,7 +88,9 @@ class TaskExchange:
             scale=scale,
         )
         answer, payload = self.ask(request, ValuesAnswer)
-        return key, self.link.take(answer.values, payload, set())
+        values = self.link.take(answer.values, payload, set())
+        sendable(self.task, values, "get_inputs()")
+        return key, values
 
     def sets(self, variant: ShapeVariant, count: int) -> list[tuple[int, list[Any]]]:
         """``count`` fresh input sets, their references computed and kept by the task's
@@ -101,6 +104,8 @@ class TaskExchange:
         )
         answer, payload = self.ask(request, SetsAnswer)
         sets = self.link.take_sets(answer.sets, payload)
+        for values in sets:
+            sendable(self.task, values, "get_inputs()")
         return list(zip(keys, sets, strict=True))
 
     def expected(self, keys: list[int]) -> list[list[Any]]:
@@ -117,6 +122,15 @@ class TaskExchange:
         expected = self.link.take(answer.values, payload, set())
         self.forget(key)
         for value in expected:
+            if type(value) is int and not _INT64.start <= value < _INT64.stop:
+                raise task_failure(
+                    self.task,
+                    SubjectError(
+                        type="UncomparableOutput",
+                        message=f"Model.forward returned the integer {value}, outside int64's "
+                        "range: no tensor holds it for a comparison",
+                    ),
+                )
             if not isinstance(value, torch.Tensor | bool | int | float):
                 raise task_failure(
                     self.task,
@@ -130,3 +144,32 @@ class TaskExchange:
 
     def forget(self, key: int) -> None:
         self.ask(ForgetRequest(keys=[key]), OkAnswer)
+
+
+_INT64 = range(-(2**63), 2**63)
+
+
+def sendable(task: Task, values: list[Any], source: str) -> None:
+    """The task's values reached this process as themselves: a value the wire cannot carry (a
+    dict, a dtype, a string over 10,000 characters, nesting past its depth) arrives as an
+    ``Opaque`` stand-in, which the reference ran on and a candidate would be blamed for."""
+    for index, value in enumerate(values):
+        found = _opaque(value)
+        if found is not None:
+            raise task_failure(
+                task,
+                SubjectError(
+                    type="UnsendableInput",
+                    message=f"{source} item {index} holds a {found.type_name}, which the judge "
+                    "cannot hand to a candidate: a task's inputs are tensors, numbers, strings "
+                    "(up to 10,000 characters), None, and lists or tuples of them (up to 4 deep)",
+                ),
+            )
+
+
+def _opaque(value: Any) -> Opaque | None:
+    if isinstance(value, Opaque):
+        return value
+    if isinstance(value, list | tuple):
+        return next((found for item in value if (found := _opaque(item)) is not None), None)
+    return None
