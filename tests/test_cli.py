@@ -142,3 +142,22 @@ def test_app_is_the_typer_app_after_its_module_was_imported():
 
     importlib.import_module("adaexplore_mcp.cli.commands")
     assert isinstance(cli_package.app, typer.Typer)
+
+
+def test_a_setting_that_is_not_json_is_a_one_line_error(monkeypatch):
+    """It was a Python traceback (a red team)."""
+    monkeypatch.setenv("ADAEXPLORE_JUDGE__TOLERANCES", "{bad")
+    proc = runner.invoke(app, ["eval", "softmax", "-", "--device", "cpu"], input="pass\n")
+    assert proc.exit_code == 2, proc.output
+    assert "Traceback" not in proc.output
+    assert "ADAEXPLORE_JUDGE" in proc.output and "JSON" in proc.output
+
+
+def test_what_a_kernel_prints_reaches_the_terminal_without_its_control_codes():
+    """A kernel cleared the screen and drew a forged `correct` verdict (a red team)."""
+    from adaexplore_mcp.cli.evaluate import printable
+
+    shown = printable("\x1b[2J\x1b[Hcorrect  softmax\r\nline\ttab\x07\x9b2J")
+    assert "\x1b" not in shown and "\r" not in shown and "\x07" not in shown
+    assert "\x9b" not in shown
+    assert shown == "\\x1b[2J\\x1b[Hcorrect  softmax\\x0d\nline\ttab\\x07\\x9b2J"

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from pydantic import ValidationError
+from pydantic_settings import SettingsError
 from rich.console import Console
 
 from adaexplore_mcp.config import Settings
@@ -55,6 +56,11 @@ def load_settings() -> Settings:
         error = exc.errors()[0]
         variable = "ADAEXPLORE_" + "__".join(str(part) for part in error["loc"]).upper()
         raise fail(f"{variable}: {error['msg']}") from None
+    except SettingsError as exc:  # a value that should be JSON (a dict, a list) is not
+        raise fail(
+            f"{exc}: an ADAEXPLORE_JUDGE__* setting that holds several values (TOLERANCES, "
+            "say) is written as JSON"
+        ) from None
 
 
 def settings_with(

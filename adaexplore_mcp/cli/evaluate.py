@@ -165,15 +165,27 @@ _STATUS_STYLE = {
 }
 
 
+def printable(text: str) -> str:
+    """``text`` with its control characters written out (``\\x1b``), line breaks and tabs
+    kept: what a kernel printed (or raised) may not clear the terminal or draw over the
+    verdict."""
+    return "".join(
+        char
+        if char in "\n\t" or not (ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0)
+        else f"\\x{ord(char):02x}"
+        for char in text
+    )
+
+
 def _print_result(result: EvalResult) -> None:
     style = _STATUS_STYLE.get(result.status, "bold red")
     out.print(
         f"[{style}]{result.status.value}[/{style}]  {result.task}  kernel {result.kernel_hash}"
         f"  precision {result.precision.value}  ops {result.ops.value}"
     )
-    out.print(result.message, markup=False)
+    out.print(printable(result.message), markup=False)
     if result.error and result.error.traceback:
-        out.print(result.error.traceback, markup=False)
+        out.print(printable(result.error.traceback), markup=False)
     if result.runtime is not None:
         table = Table(box=None, pad_edge=False)
         for column in ("", "median ms", "mean ms", "std ms", "min ms", "n", "speedup"):
@@ -198,7 +210,7 @@ def _print_result(result: EvalResult) -> None:
         out.print(table)
     if result.output_tail:
         out.print("[dim]kernel output (tail):[/dim]")
-        out.print(result.output_tail.rstrip()[-1000:], markup=False)
+        out.print(printable(result.output_tail.rstrip()[-1000:]), markup=False)
     env = result.environment
     if env is not None:
         phases = result.phases

@@ -58,8 +58,9 @@ def load_task_file(path: str | Path, *, name: str | None = None, level: int | No
 def read_source(path: Path, limit: int) -> str:
     """A regular file's text, refused past ``limit`` bytes (a device such as /dev/zero, or a
     huge file, would otherwise be read forever)."""
-    with open(path, "rb") as handle:
-        if not os.path.isfile(path) or not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+    # non-blocking: opening a FIFO for reading would otherwise wait for a writer
+    with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             raise ValueError("not a regular file")
         data = handle.read(limit + 1)
     if len(data) > limit:

@@ -147,3 +147,29 @@ def test_a_task_nested_too_deeply_is_a_task_error(tmp_path: Path, depth: int):
 def test_a_task_named_with_a_nul_byte_is_parsed_like_any_other():
     """The name became the parser's filename, which may hold no NUL: the service answered 500."""
     assert parse_task(GOOD, name="a\x00b").name == "a\x00b"
+
+
+def test_a_fifo_for_a_task_is_refused_at_once(tmp_path: Path):
+    """Opening a FIFO for reading waits for a writer: the CLI hung on one (a red team)."""
+    import os
+    import threading
+
+    path = tmp_path / "task.py"
+    os.mkfifo(path)
+    failed: list[BaseException] = []
+    worker = threading.Thread(target=lambda: _load_into(path, failed), daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    if worker.is_alive():  # let the blocked open return before failing the test
+        with open(path, "wb"):
+            pass
+        worker.join(timeout=10)
+        pytest.fail("loading a FIFO blocked")
+    assert failed and "not a regular file" in str(failed[0])
+
+
+def _load_into(path: Path, failed: list[BaseException]) -> None:
+    try:
+        load_task_file(path)
+    except TaskError as exc:
+        failed.append(exc)
