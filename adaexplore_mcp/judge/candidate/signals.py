@@ -109,6 +109,13 @@ class Monitor:
         # the callables wrapped here: a mark the candidate cannot put on one of its own
         wrappers: weakref.WeakSet[Any] = weakref.WeakSet()
 
+        def ranged(name: str) -> contextlib.AbstractContextManager[Any]:
+            """A range of the profiler's, while it records (its own operators are
+            ``profiler::``, not ``aten::``: nothing the recorders count)."""
+            if profiling[0]:
+                return torch.profiler.record_function(name)
+            return contextlib.nullcontext()
+
         def benchmark(bench: Any) -> Any:
             """Triton's own benchmarker, which the autotuner runs on each config, in a range of
             its own for the profiler: the torch work it does itself (clearing the cache, the
@@ -118,12 +125,7 @@ class Monitor:
                 return bench
 
             def call(*args: Any, **kwargs: Any) -> Any:
-                scope = (
-                    torch.profiler.record_function(bench_range)
-                    if profiling[0]
-                    else contextlib.nullcontext()
-                )
-                with scope:
+                with ranged(bench_range):
                     return bench(*args, **kwargs)
 
             wrappers.add(call)
@@ -137,12 +139,7 @@ class Monitor:
                 return callback
 
             def call(*args: Any, **kwargs: Any) -> Any:
-                scope = (
-                    torch.profiler.record_function(callback_range)
-                    if profiling[0]
-                    else contextlib.nullcontext()
-                )
-                with scope:  # the range's own operators are Triton's side, not recorded
+                with ranged(callback_range):
                     saved, in_launch[0] = in_launch[0], 0
                     try:
                         return callback(*args, **kwargs)
@@ -172,13 +169,8 @@ class Monitor:
                 if "grid" in kwargs:
                     kwargs["grid"] = outside(kwargs["grid"])
                 in_launch[0] += 1
-                scope = (
-                    torch.profiler.record_function(launch_range)
-                    if profiling[0]
-                    else contextlib.nullcontext()
-                )
                 try:
-                    with scope, candidate_callbacks(self, outside, benchmark):
+                    with ranged(launch_range), candidate_callbacks(self, outside, benchmark):
                         return __original(self, *args, **kwargs)
                 finally:
                     in_launch[0] -= 1
