@@ -237,3 +237,25 @@ def test_torch_called_from_a_kernels_body_in_the_interpreter_is_the_candidates(c
     result = cpu_judge.evaluate(TASKS["softmax"], code)
     assert result.status is Status.REJECTED, result.message
     assert result.integrity[0].check == "torch_fallback", result.message
+
+
+def test_names_from_the_candidates_process_cannot_flood_the_verdict():
+    """A tensor subclass named with 30 MB made the verdict's message 30 MB (a red team)."""
+    import torch
+
+    from adaexplore_mcp.judge.checks import Violation
+    from adaexplore_mcp.judge.wire.subject import Signals
+
+    huge = "N" * 1_000_000
+    with pytest.raises(Violation) as caught:
+        integrity.outputs(
+            Signals(output_kinds=[f"tensor subclass {huge}"]),
+            [torch.ones(1)],
+            [torch.ones(1)],
+            reference_aliases=False,
+        )
+    assert len(caught.value.detail) < 400
+    ops = {f"{huge}{index}": 1 for index in range(50)}
+    with pytest.raises(Violation) as caught:
+        integrity.launches(Signals(launches=1, torch_ops=ops), calls=1)
+    assert len(caught.value.detail) < 3000 and "and 30 more" in caught.value.detail

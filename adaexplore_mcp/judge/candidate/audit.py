@@ -46,6 +46,8 @@ _WATCHED_EVENTS = frozenset(
         "sys.settrace",
         "sys.setprofile",
         "code.__new__",
+        "function.__new__",
+        "object.__setattr__",
         "compile",
         "ctypes.dlopen",
         "ctypes.cdata",
@@ -117,21 +119,32 @@ def candidate_calls(
     installed: tuple[str, ...],
     *,
     direct: bool = False,
-    skip: str = "",
 ) -> bool:
     """Whether the candidate's code is what runs at ``frame``: the innermost frame outside the
-    standard library (and ``skip``, a file of the judge's own on the way) is code of no
-    installed package. ``direct``: ``frame`` itself (or ``inspect`` on its behalf)."""
+    standard library is code of no installed package. ``direct``: ``frame`` itself (or
+    ``inspect`` on its behalf)."""
     while frame is not None:
         filename = frame.f_code.co_filename
-        if filename == skip:
-            frame = frame.f_back
-            continue
         if not filename.startswith(_STDLIB) and not filename.startswith("<frozen"):
             real = os.path.realpath(filename)
             return real == kernel_path or not real.startswith(installed)
         if direct and not filename.endswith("inspect.py"):
             return False
+        frame = frame.f_back
+    return False
+
+
+def candidate_on_stack(
+    frame: FrameType | None, kernel_path: str, installed: tuple[str, ...]
+) -> bool:
+    """Whether any frame from ``frame`` outwards runs the candidate's code (code of no installed
+    package, outside the standard library)."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_STDLIB) and not filename.startswith("<frozen"):
+            real = os.path.realpath(filename)
+            if real == kernel_path or not real.startswith(installed):
+                return True
         frame = frame.f_back
     return False
 
@@ -155,16 +168,21 @@ def _rule(
     """(check, reason, direct) when ``event`` is refused if the kernel's code caused it;
     ``direct``: only when the kernel's own frame (or ``inspect`` on its behalf) raised it,
     because the standard library asks for frames on its own (namedtuple, dataclasses)."""
-    if event == "code.__new__" or (
-        event == "compile"
-        and len(args) > 1
-        and isinstance(args[1], str | bytes)
-        and os.path.realpath(os.fsdecode(args[1])).startswith(installed)
+    if (
+        event in ("code.__new__", "function.__new__")
+        or (event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__")
+        or (
+            event == "compile"
+            and len(args) > 1
+            and isinstance(args[1], str | bytes)
+            and os.path.realpath(os.fsdecode(args[1])).startswith(installed)
+        )
     ):
         return (
             "harness_tampering",
-            f"{event} is not allowed: code that names another file (a code object built or "
-            "renamed, code compiled under a package's file name) passes for Triton's or torch's",
+            f"{event} is not allowed: code that names another file (a code object or function "
+            "built, a function given another's code, code compiled under a package's file "
+            "name) passes for Triton's or torch's",
             False,
         )
     if event == "open":

@@ -5,10 +5,12 @@ The dispatch mode and the profiler see an operator where torch's dispatcher reco
 redispatch to a backend's key (``OpOverload.redispatch``, a handle's ``redispatch_boxed``, an
 overload's ``_op_dk``) runs the kernel with neither: a kernel ran torch's softmax that way and
 was judged correct. So do torch's TensorExpr compiler (a graph's softmax evaluated without the
-dispatcher) and a native library torch loads on the kernel's behalf (``torch.ops.load_library``:
-its code may call anything). Before the candidate's module is imported each entry point is
-replaced by one that refuses, as ``harness_tampering``, when the candidate's code calls it, and
-still serves torch's own code (the Python dispatcher redispatches on its own).
+dispatcher), the dispatch table's kernel called boxed, and a native library torch loads on the
+kernel's behalf (``torch.ops.load_library``: its code may call anything). Before the candidate's
+module is imported each entry point is replaced by one that refuses, as ``harness_tampering``,
+while the candidate's code is anywhere on the stack (a helper of torch's redispatched for it)
+and the call reaches one of torch's own operators; it still serves torch's own code otherwise
+(the Python dispatcher redispatches on its own) and a custom operator's autograd.
 """
 
 from __future__ import annotations
@@ -19,34 +21,58 @@ from typing import Any, NoReturn
 
 import torch
 
-from adaexplore_mcp.judge.candidate.audit import candidate_calls
+from adaexplore_mcp.judge.candidate.audit import candidate_on_stack
 
-_THIS_FILE = __file__
 PAST_THE_DISPATCHER = (
     "it runs an operator's kernel past torch's dispatcher, where no recorder sees it"
 )
 NATIVE_CODE = "a native library's code runs where no recorder sees it"
-# (owner, attribute, why a kernel may not call it)
-_ENTRY_POINTS = (
-    ("torch._ops.OpOverload", "redispatch", PAST_THE_DISPATCHER),
-    ("torch._C._DispatchOperatorHandle", "redispatch_boxed", PAST_THE_DISPATCHER),
-    ("torch._C._te", "TensorExprKernel", PAST_THE_DISPATCHER),
-    ("torch._ops._Ops", "load_library", NATIVE_CODE),
-    ("torch._classes._Classes", "load_library", NATIVE_CODE),
+# torch's own operators, whose kernels compute what a candidate must compute in Triton
+TORCHS = ("aten::", "prims::")
+
+
+def _handle_operator(args: tuple) -> str:
+    return args[0].schema().name if args else ""
+
+
+def _overload_operator(args: tuple) -> str:
+    return getattr(args[0], "_name", "") if args else ""
+
+
+def _named_operator(args: tuple) -> str:
+    return str(args[0]) if args else ""
+
+
+# (owner, attribute, why a kernel may not call it, the operator a call reaches: calls that reach
+# an operator of the candidate's own, such as a custom op's autograd, are allowed)
+_ENTRY_POINTS: tuple[tuple[str, str, str, Callable[[tuple], str] | None], ...] = (
+    ("torch._ops.OpOverload", "redispatch", PAST_THE_DISPATCHER, _overload_operator),
+    ("torch._C._DispatchOperatorHandle", "redispatch_boxed", PAST_THE_DISPATCHER, _handle_operator),
+    (
+        "torch._C",
+        "_dispatch_get_computed_kernel_for_dispatch_key",
+        PAST_THE_DISPATCHER,
+        _named_operator,
+    ),
+    ("torch._C._te", "TensorExprKernel", PAST_THE_DISPATCHER, None),
+    ("torch._ops._Ops", "load_library", NATIVE_CODE, None),
+    ("torch._classes._Classes", "load_library", NATIVE_CODE, None),
 )
 
 
 def gate(
-    original: Callable[..., Any], allowed: Callable[[], bool], refuse: Callable[[], NoReturn]
+    original: Callable[..., Any],
+    allowed: Callable[[tuple], bool],
+    refuse: Callable[[], NoReturn],
 ) -> Callable[..., Any]:
-    """``original`` behind a gate: called while ``allowed()`` holds, else ``refuse()`` raises.
-    The original is a positional-only default of a function the gate's closure holds: whoever
-    reaches it cannot call it without the original, and the audit hook refuses reading a
+    """``original`` behind a gate: called while ``allowed(args)`` holds, else ``refuse()``
+    raises. The original is a positional-only default of a function the gate's closure holds:
+    whoever reaches it cannot call it without the original, and the audit hook refuses reading a
     function's defaults (a closure cell, which no audit event covers, once held the original
     itself and let a kernel call it)."""
 
     def check(args, kwargs, call=original, allowed=allowed, refuse=refuse, /):
-        if allowed():
+        if allowed(args):
             return call(*args, **kwargs)
         refuse()
 
@@ -57,6 +83,9 @@ def gate(
 
 
 class DispatchGuards:
+    """Each entry point refuses while the candidate's code is anywhere on the stack (torch's
+    helpers redispatch on a caller's behalf: ``make_autograd_impl`` did for a kernel)."""
+
     def __init__(
         self, events: list[tuple[str, str]], kernel_path: str, installed: tuple[str, ...]
     ) -> None:
@@ -65,24 +94,32 @@ class DispatchGuards:
         self.installed = installed
 
     def install(self) -> None:
-        for owner_path, name, why in _ENTRY_POINTS:
+        for owner_path, name, why, operator in _ENTRY_POINTS:
             owner = _resolve(owner_path)
             original = getattr(owner, name, None) if owner is not None else None
             if original is not None:
-                setattr(owner, name, self._guarded(f"{owner_path}.{name}", original, why))
+                guarded = self._guarded(f"{owner_path}.{name}", original, why, operator)
+                setattr(owner, name, guarded)
         get = torch._C._get_operation_overload
         torch._C._get_operation_overload = self._with_guarded_dk(get)
         for overload in _overloads():
             overload._op_dk = self._guarded(
-                f"{overload}._op_dk", overload._op_dk, PAST_THE_DISPATCHER
+                f"{overload}._op_dk", overload._op_dk, PAST_THE_DISPATCHER, _fixed(overload._name)
             )
 
-    def _guarded(self, name: str, original: Callable[..., Any], why: str) -> Callable[..., Any]:
+    def _guarded(
+        self,
+        name: str,
+        original: Callable[..., Any],
+        why: str,
+        operator: Callable[[tuple], str] | None,
+    ) -> Callable[..., Any]:
         events, kernel_path, installed = self.events, self.kernel_path, self.installed
 
-        def allowed() -> bool:
-            frame = sys._getframe(2)  # past allowed and the gate's check
-            return not candidate_calls(frame, kernel_path, installed, skip=_THIS_FILE)
+        def allowed(args: tuple) -> bool:
+            if operator is not None and not operator(args).startswith(TORCHS):
+                return True
+            return not candidate_on_stack(sys._getframe(2), kernel_path, installed)
 
         def refuse() -> NoReturn:
             events.append(("harness_tampering", f"{name} is not allowed: {why}"))
@@ -99,12 +136,17 @@ class DispatchGuards:
             if entry is None:
                 return None
             op, op_dk, *rest = entry
-            return (op, guarded(f"{name}.{overload}._op_dk", op_dk, PAST_THE_DISPATCHER), *rest)
+            dk = guarded(f"{name}.{overload}._op_dk", op_dk, PAST_THE_DISPATCHER, _fixed(name))
+            return (op, dk, *rest)
 
         def get_operation_overload(name: str, overload: str) -> Any:
             return found(name, overload)
 
         return get_operation_overload
+
+
+def _fixed(operator: str) -> Callable[[tuple], str]:
+    return lambda args: operator
 
 
 def _resolve(path: str) -> Any:

@@ -200,7 +200,7 @@ def _kind(value: Any) -> str | None:
     if not isinstance(value, torch.Tensor):
         return None
     if type(value) is not torch.Tensor and not isinstance(value, torch.nn.Parameter):
-        return f"tensor subclass {type(value).__name__}"
+        return f"tensor subclass {type(value).__name__[:100]}"
     if value.is_meta:
         return "meta tensor"
     return None

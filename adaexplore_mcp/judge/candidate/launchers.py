@@ -5,7 +5,9 @@ and its compile entry point (``signals.Monitor`` wraps them before the kernel is
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -74,12 +76,16 @@ def candidate_callbacks(
 
 
 def tritons(function: Any) -> bool:
-    """Whether ``function`` is Triton's own code (its code object names a file in Triton's
-    package; code objects may not be made or renamed in the candidate's process)."""
+    """Whether ``function`` is Triton's own code (a function whose code object names a file in
+    Triton's package; the candidate's process may not make code objects or functions, nor
+    give a function another's code)."""
     import triton
 
-    code = getattr(getattr(function, "func", function), "__code__", None)  # a partial's too
-    filename = os.path.realpath(getattr(code, "co_filename", "") or "/")
+    if isinstance(function, functools.partial):
+        function = function.func
+    if not isinstance(function, types.FunctionType):  # an object may say what it likes
+        return False
+    filename = os.path.realpath(function.__code__.co_filename)
     return filename.startswith(os.path.dirname(os.path.realpath(triton.__file__)) + os.sep)
 
 

@@ -144,7 +144,16 @@ def top_level_ops(
     for event in found:
         name = event.name.removeprefix("aten::")
         counts[name] = counts.get(name, 0) + 1
+    # TorchScript's functions: a fusion group it compiled runs under a name of its own, no
+    # aten:: operator (a softmax fused at import ran as ``fused_mul_softmax``)
+    for event in events:
+        if getattr(event, "scope", None) == _TORCHSCRIPT_FUNCTION:
+            label = f"TorchScript function {event.name[:100]}"
+            counts[label] = counts.get(label, 0) + 1
     return counts
+
+
+_TORCHSCRIPT_FUNCTION = 2  # torch's RecordScope.TORCHSCRIPT_FUNCTION
 
 
 def _span_within(span: tuple[int, float, float], spans: Spans) -> bool:
@@ -268,7 +277,7 @@ class OpRecorder(TorchDispatchMode):
                 self.counts[name] = self.counts.get(name, 0) + 1
             for kind in types:
                 if _dispatches(kind):
-                    label = f"{getattr(kind, '__name__', 'a')} (a tensor subclass)"
+                    label = f"{getattr(kind, '__name__', 'a')[:100]} (a tensor subclass)"
                     self.counts[label] = self.counts.get(label, 0) + 1
         return func(*args, **(kwargs or {}))
 

@@ -70,4 +70,4 @@ class ProfilerSwitches:
             events.append(("harness_tampering", f"torch's profiler switch {name} was called"))
             raise RuntimeError(f"{name} belongs to the judge's profiler")
 
-        return gate(original, lambda: judge[0], refuse)
+        return gate(original, lambda args: judge[0], refuse)

@@ -86,7 +86,7 @@ def launches(signals: Signals, *, calls: int, ops: Ops = Ops.TRITON) -> None:
     profiled = signals.profile.torch_ops if signals.profile is not None else {}
     ops_seen = signals.torch_ops or profiled
     if ops_seen:
-        listed = ", ".join(f"{name} ×{count}" for name, count in sorted(ops_seen.items()))
+        listed = _listed(ops_seen)
         seen = "" if signals.torch_ops else " (seen by the profiler, on every thread)"
         raise Violation(
             Check.TORCH_FALLBACK,
@@ -107,7 +107,7 @@ def library_ops_checked(signals: Signals, *, calls: int, checked: dict[str, int]
         if count > checked.get(name, 0) * calls
     }
     if extra:
-        listed = ", ".join(f"{name} ×{count}" for name, count in sorted(extra.items()))
+        listed = _listed(extra)
         raise Violation(
             Check.TORCH_FALLBACK,
             f"{calls} timed calls computed with torch operators the checked calls did not "
@@ -123,8 +123,8 @@ def outputs(
         if kind is not None:
             raise Violation(
                 Check.LAZY_OUTPUT,
-                f"output {index} is a {kind}; forward must return plain torch.Tensor results, "
-                "computed before it returns",
+                f"output {index} is a {kind[:200]}; forward must return plain torch.Tensor "
+                "results, computed before it returns",
             )
     for index, (got, want) in enumerate(zip(actual, expected, strict=False)):
         if isinstance(got, Opaque) and isinstance(want, torch.Tensor):
@@ -212,3 +212,11 @@ def speed_of_light(
             f"once at this GPU's measured {bandwidth / 1e9:.0f} GB/s takes "
             f"{floor_ms * 1e3:.1f} µs; the work was skipped or done outside the timed call",
         )
+
+
+def _listed(counts: dict[str, int]) -> str:
+    """Operators and their counts for a message, each name and the list bounded: the names come
+    from the candidate's process."""
+    shown = [f"{name[:100]} ×{count}" for name, count in sorted(counts.items())[:20]]
+    more = len(counts) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
