@@ -76,16 +76,16 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
 def audit_hook(
-    kernel_path: str, workdir: str, events: list[tuple[str, str]]
+    kernel_path: str, workdir: str, events: list[tuple[str, str]], installed: tuple[str, ...]
 ) -> Callable[[str, tuple], None]:
     """The hook refuses what the candidate's own code does: the innermost frame outside the
     standard library is code of no installed package (the kernel file, a module it wrote into
     its working directory, code it compiled). The same action taken by torch or Triton on its
     behalf (Triton runs ptxas, writes its cache) is theirs and allowed; code may not pass for
-    theirs by its file name (``code.__new__``, ``compile``)."""
+    theirs by its file name (``code.__new__``, ``compile``). ``installed``: where installed
+    packages' code lies (``installed_code``)."""
     busy = [False]
     own_pid = str(os.getpid())
-    installed = installed_code(workdir)
 
     def candidate_frame(direct: bool) -> bool:
         # past this function, _judge and hook: the event's own frame
@@ -125,9 +125,8 @@ def candidate_calls(
     ``inspect`` on its behalf)."""
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith(_STDLIB) and not filename.startswith("<frozen"):
-            real = os.path.realpath(filename)
-            return real == kernel_path or not real.startswith(installed)
+        if not _standard_library(filename):
+            return _candidates(filename, kernel_path, installed)
         if direct and not filename.endswith("inspect.py"):
             return False
         frame = frame.f_back
@@ -141,12 +140,20 @@ def candidate_on_stack(
     package, outside the standard library)."""
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith(_STDLIB) and not filename.startswith("<frozen"):
-            real = os.path.realpath(filename)
-            if real == kernel_path or not real.startswith(installed):
-                return True
+        if not _standard_library(filename) and _candidates(filename, kernel_path, installed):
+            return True
         frame = frame.f_back
     return False
+
+
+def _standard_library(filename: str) -> bool:
+    return filename.startswith(_STDLIB) or filename.startswith("<frozen")
+
+
+def _candidates(filename: str, kernel_path: str, installed: tuple[str, ...]) -> bool:
+    """Code of the candidate's: the kernel file, or code of no installed package."""
+    real = os.path.realpath(filename)
+    return real == kernel_path or not real.startswith(installed)
 
 
 def installed_code(workdir: str) -> tuple[str, ...]:

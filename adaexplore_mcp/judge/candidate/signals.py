@@ -85,7 +85,8 @@ class Monitor:
         self._glue = glue_overloads()
         self._glue_tables = glue_tables()
         self._switches.install()
-        DispatchGuards(self.events, self.kernel_path, installed_code(self.workdir)).install()
+        installed = installed_code(self.workdir)
+        DispatchGuards(self.events, self.kernel_path, installed).install()
         # the profiler's own threads start with its first session: now, not in a call
         with self._profiler(kernels=False):
             pass
@@ -94,7 +95,7 @@ class Monitor:
         self._precision = _precision_state()
         self._threads = {thread.ident or 0 for thread in threading.enumerate()}
         if audit:
-            sys.addaudithook(audit_hook(self.kernel_path, self.workdir, self.events))
+            sys.addaudithook(audit_hook(self.kernel_path, self.workdir, self.events, installed))
 
     def _wrap_launchers(self) -> None:
         launches, in_launch, noop, profiling = (
