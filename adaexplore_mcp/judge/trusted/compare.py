@@ -11,6 +11,7 @@ import torch
 from adaexplore_mcp.judge import policy
 from adaexplore_mcp.judge.policy import Tolerance
 from adaexplore_mcp.judge.result import Mismatch
+from adaexplore_mcp.judge.trusted.shapes import is_float8
 
 
 def as_outputs(value: Any) -> list[Any]:
@@ -135,7 +136,7 @@ class Comparison:
         if actual.device != expected.device:
             actual = actual.to(expected.device)
         tol = tolerance_for(expected.dtype, self.tolerances, self.override, self.forced)
-        if _is_float8(expected.dtype):  # torch computes nothing in float8 on the CPU
+        if is_float8(expected.dtype):  # torch computes nothing in float8 on the CPU
             actual, expected = actual.float(), expected.float()
         atol = tol.atol
         if tol.atol_scale == "output_rms" and expected.numel():
@@ -203,10 +204,6 @@ def _numbers_as_tensors(actual: Any, expected: Any) -> tuple[Any, torch.Tensor]:
     return actual, torch.as_tensor(expected)
 
 
-def _is_float8(dtype: torch.dtype) -> bool:
-    return dtype.is_floating_point and dtype.itemsize == 1
-
-
 def _exact(dtype: torch.dtype, tol: Tolerance) -> bool:
     """Integers and booleans with no tolerance compare in their own type: as float64 (or
     float32) an int64 of 2**60 and one off by one are the same number."""
@@ -233,7 +230,7 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Exact equality (NaN equal to NaN): an input must come back as it went in."""
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
-    if _is_float8(a.dtype):  # torch computes nothing in float8 on the CPU: compare the bits
+    if is_float8(a.dtype):  # torch computes nothing in float8 on the CPU: compare the bits
         return bool(torch.equal(a.view(torch.uint8), b.view(torch.uint8)))
     if a.dtype.is_floating_point:
         return bool(torch.equal(a.isnan(), b.isnan())) and bool(

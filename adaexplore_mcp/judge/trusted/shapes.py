@@ -60,12 +60,16 @@ def is_float32(value: Any) -> bool:
     return isinstance(value, torch.Tensor) and value.dtype == torch.float32
 
 
+def is_float8(dtype: torch.dtype) -> bool:
+    return dtype.is_floating_point and dtype.itemsize == 1
+
+
 def nonfinite(value: Any) -> bool:
     """A NaN or an infinity in a float or complex tensor, or a Python float."""
     if isinstance(value, float):
         return not math.isfinite(value)
     if not isinstance(value, torch.Tensor) or not (value.is_floating_point() or value.is_complex()):
         return False
-    if value.is_floating_point() and value.dtype.itemsize == 1:
-        value = value.float()  # float8: torch has no isfinite of its own for it on the CPU
+    if is_float8(value.dtype):
+        value = value.float()  # torch has no isfinite of its own for it on the CPU
     return not bool(torch.isfinite(value).all())
