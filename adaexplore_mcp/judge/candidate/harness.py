@@ -127,18 +127,25 @@ class CandidateSubject:
         # output left unwritten); on the CPU every call is alike
         poison = request.mode != "profile" or self.device.type == "cpu"
         sent: tuple[list[Value], list[Value] | None, bytes] | None = None
-        with self.monitor.call(request.mode, poison=poison) as signals:
-            try:
-                with torch.no_grad():
-                    output = model(*args)
-                    synchronize(self.device)
-                # still under the recorders: code of the kernel's that the harness runs as it
-                # sends the outputs back (a Tensor method it replaced) is seen
-                sent = self._send_back(output, args, signals)
-            except BaseException as exc:
-                failure = exc
-            finally:
-                self.monitor.compile_gate[0] = None
+        signals = Signals()
+        try:
+            with self.monitor.call(request.mode, poison=poison) as signals:
+                try:
+                    with torch.no_grad():
+                        output = model(*args)
+                        synchronize(self.device)
+                    # still under the recorders: code of the kernel's that the harness runs as
+                    # it sends the outputs back (a Tensor method it replaced) is seen
+                    sent = self._send_back(output, args, signals)
+                except BaseException as exc:
+                    failure = exc
+                finally:
+                    self.monitor.compile_gate[0] = None
+        except Exception:
+            # the recorders could not stop once forward had failed: it exhausted the process
+            # (a thread bomb left the profiler no memory), and its own error says why
+            if failure is None:
+                raise
         if isinstance(failure, UserCodeError):
             failure.signals = signals
             raise failure
