@@ -178,18 +178,13 @@ def _rule(
     if (
         event in ("code.__new__", "function.__new__")
         or (event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__")
-        or (
-            event == "compile"
-            and len(args) > 1
-            and isinstance(args[1], str | bytes)
-            and os.path.realpath(os.fsdecode(args[1])).startswith(installed)
-        )
+        or (event == "compile" and _compiles_under_a_packages_name(args, installed))
     ):
         return (
             "harness_tampering",
             f"{event} is not allowed: code that names another file (a code object or function "
             "built, a function given another's code, code compiled under a package's file "
-            "name) passes for Triton's or torch's",
+            "name or from a syntax tree) passes for Triton's or torch's",
             False,
         )
     if event == "open":
@@ -233,6 +228,31 @@ def _rule(
             True,
         )
     return None
+
+
+def _compiles_under_a_packages_name(args: tuple, installed: tuple[str, ...]) -> bool:
+    """Whether ``compile`` may be naming an installed package's file for other code than that
+    file holds. Importing a module whose bytecode is not cached compiles the file's own text
+    under its own name (a GPU machine's image ships no bytecode), and that is allowed. A syntax
+    tree's event carries no file name at all, so the candidate may not compile one."""
+    if len(args) < 2:
+        return False
+    source, filename = args[0], args[1]
+    if not isinstance(source, bytes | str):
+        return True
+    if not isinstance(filename, str | bytes):
+        return False
+    real = os.path.realpath(os.fsdecode(filename))
+    if not real.startswith(installed):
+        return False
+    text = source.encode() if isinstance(source, str) else source
+    try:
+        if os.path.getsize(real) != len(text):
+            return True
+        with open(real, "rb") as file:
+            return file.read() != text
+    except OSError:
+        return True
 
 
 def _path_rule(event: str, args: tuple, workdir: str) -> tuple[str, str, bool] | None:

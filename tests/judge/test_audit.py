@@ -1,0 +1,78 @@
+"""The audit hook in the candidate's process, with Python's own import machinery: what an
+honest kernel's imports do passes, what passes code off as a package's is refused."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+RUNNER = textwrap.dedent(
+    """
+    import json, os, sys
+    from adaexplore_mcp.judge.candidate.audit import audit_hook
+
+    kernel, workdir, site = sys.argv[1:4]
+    events = []
+    sys.addaudithook(audit_hook(kernel, workdir + os.sep, events, (site + os.sep,)))
+    sys.path.insert(0, site)
+    try:
+        exec(compile(open(kernel).read(), kernel, "exec"), {"__name__": "kernel"})
+        outcome = "ran"
+    except PermissionError as error:
+        outcome = str(error)
+    print(json.dumps({"outcome": outcome, "events": events}))
+    """
+)
+
+
+def run_kernel(tmp_path, kernel_source: str) -> dict:
+    """Runs ``kernel_source`` as the candidate's file under the audit hook, with a package
+    directory whose modules have no cached bytecode (as on the GPU machine's image)."""
+    site = tmp_path / "site"
+    (site / "installedpkg").mkdir(parents=True)
+    module = "VALUE = 41\n\n\ndef add(x):\n    return x + 1\n"
+    (site / "installedpkg" / "__init__.py").write_text(module)
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    kernel = workdir / "kernel.py"
+    kernel.write_text(kernel_source)
+    done = subprocess.run(
+        [sys.executable, "-B", "-c", RUNNER, str(kernel), str(workdir), str(site)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_importing_a_package_without_cached_bytecode_is_allowed(tmp_path):
+    """A module imported from source is compiled under its own file name from its own text;
+    every bundled solution was refused on a GPU machine whose Triton ships no bytecode."""
+    kernel = "import installedpkg\nassert installedpkg.add(installedpkg.VALUE) == 42\n"
+    report = run_kernel(tmp_path, kernel)
+    assert report == {"outcome": "ran", "events": []}
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "compile(SOURCE, FILE, 'exec')",
+        "importlib.machinery.SourceFileLoader('installedpkg', FILE).source_to_code(SOURCE, FILE)",
+        "compile(ast.parse(SOURCE), FILE, 'exec')",
+    ],
+    ids=["builtin", "stdlib_loader", "syntax_tree"],
+)
+def test_other_code_compiled_under_a_packages_file_name_is_refused(tmp_path, how):
+    prelude = (
+        "import ast, importlib.machinery, os, installedpkg\n"
+        "FILE = installedpkg.__file__\n"
+        "SOURCE = b'VALUE = 0\\n'\n"
+    )
+    report = run_kernel(tmp_path, prelude + how + "\n")
+    assert report["outcome"].startswith("refused by the judge")
+    assert [check for check, _ in report["events"]] == ["harness_tampering"]
