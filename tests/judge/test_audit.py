@@ -10,6 +10,11 @@ import textwrap
 
 import pytest
 
+from adaexplore_mcp.judge import LocalJudge, Status
+from adaexplore_mcp.tasks import bundled_solution, get_bundled_task
+
+from ..conftest import cpu_settings
+
 RUNNER = textwrap.dedent(
     """
     import json, os, sys
@@ -76,3 +81,25 @@ def test_other_code_compiled_under_a_packages_file_name_is_refused(tmp_path, how
     report = run_kernel(tmp_path, prelude + how + "\n")
     assert report["outcome"].startswith("refused by the judge")
     assert [check for check, _ in report["events"]] == ["harness_tampering"]
+
+
+def test_a_kernel_importing_a_module_without_cached_bytecode_passes(
+    loop_thread, tmp_path, monkeypatch
+):
+    """End to end, on the judge: the candidate's process imports a module of a read-only
+    package with no bytecode beside it. It was refused twice on the H200: for compiling the
+    module under its file name, then for the import machinery's attempt to cache bytecode."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "uncachedhelper.py").write_text("def rows(x):\n    return x.shape[0]\n")
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    code = "import uncachedhelper\n" + bundled_solution("softmax")
+    judge = LocalJudge(cpu_settings(workers_per_device=1), home=tmp_path / "home")
+
+    async def run():
+        async with judge:
+            return await judge.evaluate(get_bundled_task("softmax"), code, timeout_s=120)
+
+    result = loop_thread.run(run())
+    assert result.status is Status.CORRECT, result.message
+    assert not list(site.rglob("*.pyc"))

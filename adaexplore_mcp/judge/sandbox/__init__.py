@@ -105,6 +105,9 @@ def enter(spec: Spec) -> SandboxReport:
     limits.apply(spec.limits)
     os.environ.clear()
     os.environ.update(_scratch_env(workdir, tmpdir) | spec.env)
+    # the environment's switch is read at start-up only, and this process was forked: an import
+    # from source would try to cache bytecode beside a read-only package
+    sys.dont_write_bytecode = True
     tempfile.tempdir = None  # what the parent cached before the fork: tempfile reads TMPDIR again
     os.makedirs(tmpdir, exist_ok=True)
     os.chdir(workdir)
