@@ -18,6 +18,7 @@ from adaexplore_mcp.judge.errors import KERNEL_FILE, describe_exception
 from adaexplore_mcp.judge.subject.loading import (
     describe_platform,
     load_module,
+    seed,
     start_device,
     synchronize,
     write_source,
@@ -100,7 +101,7 @@ class CandidateSubject:
         assert self.cls is not None
         init = self.codec.decode(request.init or [], payload)
         try:
-            torch.manual_seed(request.seed)
+            seed(request.seed, self.device)
             with torch.device(self.device):
                 model = self.cls(*init)
             if isinstance(model, torch.nn.Module):

@@ -10,6 +10,7 @@ import torch
 
 from adaexplore_mcp.judge.errors import REFERENCE_FILE, describe_exception
 from adaexplore_mcp.judge.subject.loading import load_module, synchronize, write_source
+from adaexplore_mcp.judge.subject.loading import seed as seed_generators
 from adaexplore_mcp.judge.subject.server import UserCodeError
 from adaexplore_mcp.tasks.model import ShapeValue
 
@@ -58,7 +59,7 @@ class TaskModule:
 
     def build(self, init_inputs: list[Any], seed: int) -> Any:
         with self.task_code("building Model"):
-            torch.manual_seed(seed)
+            seed_generators(seed, self.device)
             with torch.device(self.device):
                 model = self.module.Model(*init_inputs)
             if isinstance(model, torch.nn.Module):
@@ -75,7 +76,7 @@ class TaskModule:
     ) -> list[Any]:
         self.apply(overrides)
         with self.task_code(f"calling get_inputs() for {variant}"):
-            torch.manual_seed(seed)
+            seed_generators(seed, self.device)
             with torch.device(self.device):
                 values = list(self.module.get_inputs())
             values = [v.to(self.device) if isinstance(v, torch.Tensor) else v for v in values]
