@@ -14,6 +14,12 @@ import sysconfig
 from collections.abc import Callable
 from types import FrameType
 
+from adaexplore_mcp.judge.candidate.provenance import (
+    RENAMING,
+    compiles_under_a_packages_name,
+    unmarshals_under_a_packages_name,
+)
+
 _STDLIB = tuple(
     {os.path.realpath(p) + os.sep for p in (sysconfig.get_paths()["stdlib"],)}
     | {os.path.realpath(os.path.dirname(os.__file__)) + os.sep}
@@ -49,6 +55,7 @@ _WATCHED_EVENTS = frozenset(
         "function.__new__",
         "object.__setattr__",
         "compile",
+        "marshal.loads",
         "ctypes.dlopen",
         "ctypes.cdata",
         "ctypes.addressof",
@@ -82,7 +89,8 @@ def audit_hook(
     standard library is code of no installed package (the kernel file, a module it wrote into
     its working directory, code it compiled). The same action taken by torch or Triton on its
     behalf (Triton runs ptxas, writes its cache) is theirs and allowed; code may not pass for
-    theirs by its file name (``code.__new__``, ``compile``). ``installed``: where installed
+    theirs by its file name (``code.__new__``, ``compile``, ``marshal.loads``: ``provenance``).
+    ``installed``: where installed
     packages' code lies (``installed_code``)."""
     busy = [False]
     own_pid = str(os.getpid())
@@ -104,6 +112,10 @@ def audit_hook(
             raise PermissionError(f"refused by the judge: {verdict[1]}")
 
     def _judge(event: str, args: tuple) -> tuple[str, str] | None:
+        if event == "marshal.loads":  # every import from cached bytecode: the frame first
+            if candidate_frame(False) and unmarshals_under_a_packages_name(args, installed):
+                return "harness_tampering", f"{event} is not allowed: {RENAMING}"
+            return None
         rule = _rule(event, args, workdir, own_pid, installed)
         if rule is None:
             return None
@@ -178,15 +190,9 @@ def _rule(
     if (
         event in ("code.__new__", "function.__new__")
         or (event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__")
-        or (event == "compile" and _compiles_under_a_packages_name(args, installed))
+        or (event == "compile" and compiles_under_a_packages_name(args, installed))
     ):
-        return (
-            "harness_tampering",
-            f"{event} is not allowed: code that names another file (a code object or function "
-            "built, a function given another's code, code compiled under a package's file "
-            "name or from a syntax tree) passes for Triton's or torch's",
-            False,
-        )
+        return "harness_tampering", f"{event} is not allowed: {RENAMING}", False
     if event == "open":
         return _open_rule(args, workdir, own_pid)
     if event in _PATH_EVENTS:
@@ -228,31 +234,6 @@ def _rule(
             True,
         )
     return None
-
-
-def _compiles_under_a_packages_name(args: tuple, installed: tuple[str, ...]) -> bool:
-    """Whether ``compile`` may be naming an installed package's file for other code than that
-    file holds. Importing a module whose bytecode is not cached compiles the file's own text
-    under its own name (a GPU machine's image ships no bytecode), and that is allowed. A syntax
-    tree's event carries no file name at all, so the candidate may not compile one."""
-    if len(args) < 2:
-        return False
-    source, filename = args[0], args[1]
-    if not isinstance(source, bytes | str):
-        return True
-    if not isinstance(filename, str | bytes):
-        return False
-    real = os.path.realpath(os.fsdecode(filename))
-    if not real.startswith(installed):
-        return False
-    text = source.encode() if isinstance(source, str) else source
-    try:
-        if os.path.getsize(real) != len(text):
-            return True
-        with open(real, "rb") as file:
-            return file.read() != text
-    except OSError:
-        return True
 
 
 def _path_rule(event: str, args: tuple, workdir: str) -> tuple[str, str, bool] | None:

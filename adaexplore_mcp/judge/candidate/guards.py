@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 import torch
 
 from adaexplore_mcp.judge.candidate.audit import candidate_on_stack
+from adaexplore_mcp.judge.candidate.gates import gate
 
 PAST_THE_DISPATCHER = (
     "it runs an operator's kernel past torch's dispatcher, where no recorder sees it"
@@ -58,28 +59,6 @@ _ENTRY_POINTS: tuple[tuple[str, str, str, Callable[[tuple], str] | None], ...] =
     ("torch._ops._Ops", "load_library", NATIVE_CODE, None),
     ("torch._classes._Classes", "load_library", NATIVE_CODE, None),
 )
-
-
-def gate(
-    original: Callable[..., Any],
-    allowed: Callable[[tuple], bool],
-    refuse: Callable[[], NoReturn],
-) -> Callable[..., Any]:
-    """``original`` behind a gate: called while ``allowed(args)`` holds, else ``refuse()``
-    raises. The original is a positional-only default of a function the gate's closure holds:
-    whoever reaches it cannot call it without the original, and the audit hook refuses reading a
-    function's defaults (a closure cell, which no audit event covers, once held the original
-    itself and let a kernel call it)."""
-
-    def check(args, kwargs, call=original, allowed=allowed, refuse=refuse, /):
-        if allowed(args):
-            return call(*args, **kwargs)
-        refuse()
-
-    def gated(*args: Any, **kwargs: Any) -> Any:
-        return check(args, kwargs)
-
-    return gated
 
 
 class DispatchGuards:

@@ -33,7 +33,7 @@ from typing import Any
 
 import torch
 
-from adaexplore_mcp.judge.candidate.audit import audit_hook, installed_code
+from adaexplore_mcp.judge.candidate.audit import audit_hook, candidate_calls, installed_code
 from adaexplore_mcp.judge.candidate.guards import DispatchGuards
 from adaexplore_mcp.judge.candidate.launchers import (
     candidate_callbacks,
@@ -43,6 +43,7 @@ from adaexplore_mcp.judge.candidate.launchers import (
     wrap_compiler,
 )
 from adaexplore_mcp.judge.candidate.profiler import CallProfiler
+from adaexplore_mcp.judge.candidate.provenance import guard_renaming
 from adaexplore_mcp.judge.candidate.recorder import (
     OpRecorder,
     changed_glue,
@@ -96,6 +97,10 @@ class Monitor:
         self._threads = {thread.ident or 0 for thread in threading.enumerate()}
         if audit:
             sys.addaudithook(audit_hook(self.kernel_path, self.workdir, self.events, installed))
+            guard_renaming(
+                lambda frame: candidate_calls(frame, self.kernel_path, installed),
+                lambda detail: self.events.append(("harness_tampering", detail)),
+            )
 
     def _wrap_launchers(self) -> None:
         launches, in_launch, noop, profiling = (

@@ -16,7 +16,7 @@ import importlib
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
-from adaexplore_mcp.judge.candidate.guards import gate
+from adaexplore_mcp.judge.candidate.gates import gate
 
 SWITCHES = (
     "_toggle_collection_dynamic",
