@@ -91,10 +91,11 @@ def guard_renaming(
 
         return raise_
 
-    _imp._fix_co_filename = gate(
-        _imp._fix_co_filename, rename_allowed, refuse("_imp._fix_co_filename")
-    )
-    _imp.create_builtin = gate(_imp.create_builtin, create_allowed, refuse("a second _imp module"))
+    for name, allowed, what in (
+        ("_fix_co_filename", rename_allowed, "_imp._fix_co_filename"),
+        ("create_builtin", create_allowed, "a second _imp module"),
+    ):
+        setattr(_imp, name, gate(getattr(_imp, name), allowed, refuse(what)))
 
 
 def _holds(name: str, code: CodeType) -> bool:
