@@ -90,6 +90,9 @@ class Worker:
                     write_frame(self.events_fd, DoneMessage(id=message.id, outcome=outcome))
                 # a CancelMessage for a job that already ended needs no answer
         finally:
+            # back in the collector's sight, so that the exit frees them: Triton's bindings
+            # report every object of theirs still alive then ("nanobind: leaked ...")
+            gc.unfreeze()
             self.spares.close()
             self.kept_tasks.close()
             self.residents.retire()
