@@ -22,6 +22,12 @@ REPLAY_LABEL = (
 )
 
 
+def _interruptible() -> None:
+    """Ctrl-C as at a terminal: a test run started in the background (``cmd &``) ignores SIGINT,
+    and the drive, rightly, would keep ignoring it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_drive_stops_cleanly_on_ctrl_c_and_resumes(tmp_path, model, fake_server):
     model.delay_s = 0.3  # slow enough to be interrupted in the middle
     home, run_dir = tmp_path / "home", tmp_path / "run"
@@ -37,6 +43,7 @@ def test_drive_stops_cleanly_on_ctrl_c_and_resumes(tmp_path, model, fake_server)
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_interruptible,
     )
     deadline = time.monotonic() + 90
     while len(read_events(run_dir)) < 2:
