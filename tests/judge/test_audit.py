@@ -82,34 +82,10 @@ def test_importing_a_package_without_cached_bytecode_is_allowed(tmp_path):
 def test_importing_a_package_from_its_cached_bytecode_is_allowed(tmp_path, cached_as):
     """Unmarshalled from the package's own cache, and (compiled before the package was moved)
     renamed to where it lies now by the import machinery."""
-    where = None if cached_as == "here" else "/opt/moved/installedpkg/__init__.py"
-    report = run_kernel(
-        tmp_path,
-        USES_IT,
-        cached_as=where or str(tmp_path / "site" / "installedpkg" / "__init__.py"),
-    )
+    here = str(tmp_path / "site" / "installedpkg" / "__init__.py")
+    where = here if cached_as == "here" else "/opt/moved/installedpkg/__init__.py"
+    report = run_kernel(tmp_path, USES_IT, cached_as=where)
     assert report == {"outcome": "ran", "events": []}
-
-
-@pytest.mark.parametrize(
-    "how",
-    [
-        "marshal.loads(marshal.dumps(compile(SOURCE, 'x' * len(FILE), 'exec')).replace(\n"
-        "    b'x' * len(FILE), FILE.encode()))",
-        "_imp._fix_co_filename(compile(SOURCE, 'helper', 'exec'), FILE)",
-        "importlib.util.module_from_spec(importlib.machinery.BuiltinImporter.find_spec('_imp'))",
-    ],
-    ids=["marshalled", "renamed", "second_imp"],
-)
-def test_other_code_made_to_name_a_packages_file_is_refused(tmp_path, how):
-    prelude = (
-        "import _imp, importlib.machinery, importlib.util, marshal, installedpkg\n"
-        "FILE = installedpkg.__file__\n"
-        "SOURCE = b'VALUE = 0\\n'\n"
-    )
-    report = run_kernel(tmp_path, prelude + how + "\n")
-    assert report["outcome"].startswith("refused by the judge")
-    assert [check for check, _ in report["events"]] == ["harness_tampering"]
 
 
 @pytest.mark.parametrize(
@@ -118,12 +94,16 @@ def test_other_code_made_to_name_a_packages_file_is_refused(tmp_path, how):
         "compile(SOURCE, FILE, 'exec')",
         "importlib.machinery.SourceFileLoader('installedpkg', FILE).source_to_code(SOURCE, FILE)",
         "compile(ast.parse(SOURCE), FILE, 'exec')",
+        "marshal.loads(marshal.dumps(compile(SOURCE, 'x' * len(FILE), 'exec')).replace(\n"
+        "    b'x' * len(FILE), FILE.encode()))",
+        "_imp._fix_co_filename(compile(SOURCE, 'helper', 'exec'), FILE)",
+        "importlib.util.module_from_spec(importlib.machinery.BuiltinImporter.find_spec('_imp'))",
     ],
-    ids=["builtin", "stdlib_loader", "syntax_tree"],
+    ids=["builtin", "stdlib_loader", "syntax_tree", "marshalled", "renamed", "second_imp"],
 )
-def test_other_code_compiled_under_a_packages_file_name_is_refused(tmp_path, how):
+def test_other_code_made_to_name_a_packages_file_is_refused(tmp_path, how):
     prelude = (
-        "import ast, importlib.machinery, os, installedpkg\n"
+        "import _imp, ast, importlib.machinery, importlib.util, marshal, installedpkg\n"
         "FILE = installedpkg.__file__\n"
         "SOURCE = b'VALUE = 0\\n'\n"
     )

@@ -8,6 +8,8 @@ import torch
 
 from adaexplore_mcp.judge.candidate.recorder import OpRecorder, glue_overloads
 
+from . import CPU_AND_CUDA
+
 
 class _Dispatching(torch.Tensor):
     @classmethod
@@ -34,19 +36,7 @@ def test_plain_tensors_and_parameters_are_not_subclasses() -> None:
     assert _counts(torch.nn.Parameter, torch.Tensor) == {}
 
 
-@pytest.mark.parametrize(
-    "device",
-    [
-        "cpu",
-        pytest.param(
-            "cuda",
-            marks=[
-                pytest.mark.gpu,
-                pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
-            ],
-        ),
-    ],
-)
+@pytest.mark.parametrize("device", CPU_AND_CUDA)
 def test_torchs_glue_calls_only_glue_beneath_it(device):
     """What the profiler sees inside glue must be glue for honest code: an operator that is not
     glue there counts as computed (a kernel the candidate registered for a glue operator)."""

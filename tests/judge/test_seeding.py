@@ -10,19 +10,10 @@ import torch
 
 from adaexplore_mcp.judge.subject.loading import seed
 
-DEVICES = [
-    "cpu",
-    pytest.param(
-        "cuda",
-        marks=[
-            pytest.mark.gpu,
-            pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
-        ],
-    ),
-]
+from . import CPU_AND_CUDA
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", CPU_AND_CUDA)
 def test_the_same_draws_as_torch_manual_seed(device):
     where = torch.device(device)
     torch.manual_seed(1234)

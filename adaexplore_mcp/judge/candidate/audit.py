@@ -90,8 +90,7 @@ def audit_hook(
     its working directory, code it compiled). The same action taken by torch or Triton on its
     behalf (Triton runs ptxas, writes its cache) is theirs and allowed; code may not pass for
     theirs by its file name (``code.__new__``, ``compile``, ``marshal.loads``: ``provenance``).
-    ``installed``: where installed
-    packages' code lies (``installed_code``)."""
+    ``installed``: where installed packages' code lies (``installed_code``)."""
     busy = [False]
     own_pid = str(os.getpid())
 
