@@ -71,3 +71,67 @@ def test_a_kernel_registered_for_a_glue_operator_is_noticed_while_it_stays():
     finally:
         library._destroy()
     assert changed_glue(tables) is None
+
+
+@pytest.mark.parametrize("device", CPU_AND_CUDA)
+def test_the_profilers_results_read_directly_give_what_torchs_parse_gives(device):
+    """The calls with no kernels traced read the profiler's results without torch's parse (most
+    of a timed span's cost in the candidate's process). What the checks compute must not
+    change: operators on every thread, inside and outside a launch's range, one computed
+    inside a glue operator, and a range named like an operator."""
+    import threading
+
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    from adaexplore_mcp.judge.candidate.profiler import operator_records, summarize
+
+    ranges = ("judge.launch", "judge.callback", "judge.bench")
+
+    def work() -> None:
+        x = torch.randn(64, 64, device=device)
+        with record_function("judge.launch"):
+            torch.softmax(x @ x, -1).sum().item()
+            with record_function("judge.callback"):
+                torch.relu(x)
+        with record_function("aten::not_an_operator"):
+            x.clone()
+        (x + 1).contiguous()
+
+    library = torch.library.Library("aten", "IMPL")
+    library.impl(
+        "clone",
+        lambda self, memory_format=None: torch.softmax(self, -1),
+        "CUDA" if device == "cuda" else "CPU",
+    )
+    worker = threading.Thread(target=work)
+    kwargs = {}
+    try:
+        from torch._C._profiler import _ExperimentalConfig
+
+        kwargs["experimental_config"] = _ExperimentalConfig(profile_all_threads=True)
+    except (ImportError, TypeError):
+        pass
+    try:
+        with profile(activities=[ProfilerActivity.CPU], **kwargs) as prof:
+            work()
+            worker.start()
+            worker.join()
+    finally:
+        library._destroy()
+
+    direct = operator_records(prof.profiler.kineto_results)
+    parsed = list(prof.events())
+    assert summarize(direct, ranges, set()) == summarize(parsed, ranges, set())
+    summary = summarize(direct, ranges, set())
+    # a softmax on each thread, and one in each clone (the kernel registered for glue)
+    assert summary.torch_ops["relu"] == 2 and summary.torch_ops["softmax"] == 4, summary
+    assert "not_an_operator" not in summary.torch_ops and summary.launch_us > 0
+
+    def fields(event) -> tuple:
+        start, end = event.time_range.start, event.time_range.end
+        return (event.name, event.thread, round(start, 3), round(end, 3), event.scope)
+
+    # torch's parse also drops an operator's only child of the same name (aten::sum in
+    # aten::sum), which the checks never reach: they read the outermost operators
+    assert {fields(e) for e in parsed} <= {fields(e) for e in direct}
+    assert len({e.thread for e in direct}) >= 2
