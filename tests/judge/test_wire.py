@@ -235,3 +235,55 @@ def test_descriptions_cannot_claim_more_bytes_than_were_sent():
     x, y = torch.arange(4.0), torch.ones(3, dtype=torch.float64)
     back, _, _ = roundtrip([x, y, x])
     assert torch.equal(back[0], x) and torch.equal(back[1], y) and torch.equal(back[2], x)
+
+
+def _share_tensors(connection) -> None:
+    """A user-code process's side: tensors of one allocation (views of another dtype and at
+    offsets among them) described for the trusted process, kept alive until it has read them."""
+    from adaexplore_mcp.judge.wire.ipc import SharingEncoder
+
+    torch.cuda.init()
+    block = torch.arange(4096, dtype=torch.float32, device="cuda")
+    small = torch.full((7,), 3, dtype=torch.int64, device="cuda")
+    pair = torch.arange(6, dtype=torch.float16, device="cuda").reshape(2, 3)
+    odd = torch.empty(0, dtype=torch.uint8, device="cuda").set_(
+        block.untyped_storage(), 4, (8, 4), (4, 1)
+    )
+    encoder = SharingEncoder()
+    connection.send([v.model_dump() for v in encoder.encode_all([block[5:], small, pair.t(), odd])])
+    connection.recv()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_tensors_shared_from_one_allocation_are_read_in_place_of_their_storage():
+    """The trusted process maps each shared allocation once and reads every tensor as a slice
+    of it: each value, layout and offset arrives as sent, and a description reaching past the
+    allocation is refused."""
+    import multiprocessing
+
+    from pydantic import TypeAdapter
+
+    from adaexplore_mcp.judge.wire.ipc import CopyingDecoder
+
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe()
+    child = context.Process(target=_share_tensors, args=(theirs,))
+    child.start()
+    try:
+        specs = TypeAdapter(list[Value]).validate_python(ours.recv())
+        decoder = CopyingDecoder(b"", own_handles=set())
+        block, small, pair, odd = decoder.decode_all(specs)
+        assert torch.equal(block.cpu(), torch.arange(5, 4096, dtype=torch.float32))
+        assert torch.equal(small.cpu(), torch.full((7,), 3, dtype=torch.int64))
+        assert torch.equal(pair.cpu(), torch.arange(6, dtype=torch.float16).reshape(2, 3).t())
+        assert odd.shape == (8, 4) and odd.dtype == torch.uint8
+        expected = torch.arange(1, 9, dtype=torch.float32).view(torch.uint8)
+        assert torch.equal(odd.cpu().flatten(), expected)
+        too_far = specs[1].model_copy(update={"alloc_offset": (1 << 40)})
+        with pytest.raises(DecodeError, match="past the end"):
+            decoder.decode_all([too_far])
+        decoder.close()
+    finally:
+        ours.send("done")
+        child.join(timeout=30)
