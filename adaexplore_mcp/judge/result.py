@@ -210,7 +210,8 @@ class SpeedOfLight(BaseModel):
         description="Device-to-device copy bandwidth, measured by the judge at this timing."
     )
     peak_tflop_s: float | None = Field(
-        description="A large torch matmul, measured by the judge once per process in peak_math."
+        description="A large torch matmul in peak_math, the highest the judge measured on this "
+        "GPU (once per math)."
     )
     peak_math: str = Field(
         description="The dtype and math mode of that matmul: the task's widest floating dtype, "

@@ -3,6 +3,7 @@ process (and dropped when a hostile task sends garbage), and the line answers sh
 
 from __future__ import annotations
 
+import asyncio
 import math
 
 import pytest
@@ -101,6 +102,63 @@ def test_the_peak_is_measured_in_the_math_the_policy_allows():
         torch.float32,
         False,
     )
+
+
+def test_a_peak_the_pool_has_seen_measured_is_not_measured_again(monkeypatch):
+    """Each math costs a trusted process 0.15-0.25 s of the GPU held alone: the pool hands
+    what was measured to later jobs, and a math it has not seen is measured once."""
+    from adaexplore_mcp.judge.trusted.peaks import PeakFlops
+
+    measured: list[tuple[torch.dtype, bool]] = []
+    monkeypatch.setattr(
+        PeakFlops, "_measure", lambda self, dtype, tf32: measured.append((dtype, tf32)) or 1e14
+    )
+    peaks = PeakFlops(torch.device("cpu"))
+    known = {"float16 matmul": 7e14}
+    assert peaks(torch.float16, False, known=known) == 7e14
+    assert peaks(torch.float32, True, known=known) == 1e14
+    assert peaks(torch.float32, True, known=known) == 1e14
+    assert measured == [(torch.float32, True)]
+
+
+def test_the_pool_keeps_the_highest_peak_measured_and_sends_it_with_every_job(
+    tmp_path, monkeypatch
+):
+    """A measurement can only be slowed down (a kernel still running beside it): the highest
+    stays, whatever a later evaluation measured."""
+    from adaexplore_mcp.judge.pool import local
+    from adaexplore_mcp.judge.pool.lane import Lane
+    from adaexplore_mcp.judge.settings import JudgeSettings
+
+    settings = JudgeSettings()
+    judge = local.LocalJudge(settings, home=tmp_path)
+    lane = Lane("cuda:0", {}, settings, gpu=None, lock=None)
+    judge._lanes = [lane]
+    sent: list = []
+    measured = iter([700.0, 650.0, None])
+
+    async def submit(lane, child, timeout_s, on_progress):
+        sent.append(child)
+        return None, 0.0
+
+    def result(outcome, task, code, timeout):
+        answer = _timed_gemm(kernels=1)
+        assert answer.timing is not None and answer.timing.speed_of_light is not None
+        answer.timing.speed_of_light.peak_tflop_s = next(measured)
+        return answer
+
+    monkeypatch.setattr(judge, "_submit", submit)
+    monkeypatch.setattr(local, "eval_result", result)
+    monkeypatch.setattr(local, "precheck", lambda task, code: None)
+    task, code = get_bundled_task("softmax"), bundled_solution("softmax") or ""
+    for _ in range(3):
+        asyncio.run(judge.evaluate(task, code, with_speedups=False))
+    assert [child.peaks for child in sent] == [
+        {},
+        {"float16 matmul": 700e12},
+        {"float16 matmul": 700e12},
+    ]
+    assert lane.peaks == {"float16 matmul": 700e12}
 
 
 # -- the line answers show ----------------------------------------------------------------------

@@ -90,6 +90,8 @@ class Lane:
         self.served = 0
         self.handles: list[WorkerHandle | None] = [None] * self.size
         self.ready: ReadyMessage | None = None
+        # this GPU's matmul peaks, by math, as evaluations measured them (``note_peak``)
+        self.peaks: dict[str, float] = {}
         self._consumers: list[asyncio.Task] = []
 
     @property
@@ -207,6 +209,14 @@ class Lane:
                     await handle.stop()
                     self.handles[index] = None
         raise AssertionError("unreachable")
+
+    def note_peak(self, math: str, tflop_s: float | None) -> None:
+        """Keep the highest peak measured for ``math``. Measuring costs a trusted process
+        0.15-0.25 s of the GPU held alone (a kernel of cuBLAS's loaded for each math) in every
+        evaluation's timing: shared, each math is measured about once per GPU. The highest
+        stays because a measurement can only be slowed down (by a kernel still running)."""
+        if tflop_s and tflop_s > 0:
+            self.peaks[math] = max(self.peaks.get(math, 0.0), tflop_s * 1e12)
 
     async def close(self) -> None:
         for task in self._consumers:

@@ -183,6 +183,7 @@ class LocalJudge:
             cache_dir=str(self.home / "cache" / "baselines" / task.hash)
             if kind == "baseline"
             else None,
+            peaks=dict(lane.peaks),
         )
 
     async def _submit(
@@ -237,6 +238,9 @@ class LocalJudge:
         outcome, queue_s = await self._submit(lane, job, timeout, options.get("on_progress"))
         result = eval_result(outcome, task, code, timeout)
         result = _labelled(result, policy, operators)
+        light = result.timing.speed_of_light if result.timing is not None else None
+        if light is not None:
+            lane.note_peak(light.peak_math, light.peak_tflop_s)
         result.phases.queue_s = queue_s
         if with_speedups and result.ok and result.runtime is not None and lane.gpu is not None:
             await self._add_speedups(result, task, lane, policy, operators)

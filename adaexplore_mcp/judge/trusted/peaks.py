@@ -2,14 +2,16 @@
 and the GPU's matmul peak in the math the precision policy allows.
 
 The peak is a large torch matmul (cuBLAS), timed here, not a data sheet's figure: it is what this
-GPU, at its clocks and power limit, does with the library's best kernel. It costs tens of
-milliseconds, so a resident trusted process measures it once per math and keeps it
-(``PeakFlops`` lives as long as the process).
+GPU, at its clocks and power limit, does with the library's best kernel. It costs 0.15-0.25 s of
+the GPU held alone (most of it loading cuBLAS's kernel for the math), so a resident trusted
+process measures it once per math and keeps it (``PeakFlops`` lives as long as the process), and
+the pool hands what any of its trusted processes measured to every later job (``ChildJob.peaks``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -57,8 +59,14 @@ class PeakFlops:
         self.device = device
         self._measured: dict[tuple[torch.dtype, bool], float | None] = {}
 
-    def __call__(self, dtype: torch.dtype, tf32: bool) -> float | None:
-        """None where the GPU had no memory to spare for the measurement."""
+    def __call__(
+        self, dtype: torch.dtype, tf32: bool, known: Mapping[str, float] | None = None
+    ) -> float | None:
+        """None where the GPU had no memory to spare for the measurement. ``known``: peaks by
+        math (``describe_math``) that the pool has seen measured on this GPU, used as they are
+        (``ChildJob.peaks``)."""
+        if known and describe_math(dtype, tf32) in known:
+            return known[describe_math(dtype, tf32)]
         key = (dtype, tf32)
         if key not in self._measured:
             self._measured[key] = self._measure(dtype, tf32)

@@ -74,7 +74,7 @@ def time_candidate(evaluation: TrustedEvaluation) -> tuple[RuntimeStats, TimingD
             bandwidth = gpu.bandwidth()
             dtype, tf32 = evaluation.peak_math or peak_math([], evaluation.job.precision)
             peaks = evaluation.peaks or PeakFlops(gpu.device)
-            peak_flops = peaks(dtype, tf32)
+            peak_flops = peaks(dtype, tf32, known=evaluation.job.peaks)
         finally:  # a rejection in a timed call reports the time spent too
             evaluation.phases.timing_s = time.perf_counter() - started
     runtime = stats(measurement.per_call_ms)

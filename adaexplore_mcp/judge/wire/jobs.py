@@ -45,6 +45,11 @@ class ChildJob(BaseModel):
         description="A persistent compiler cache for this task's baselines; only the task's own "
         "process of a baseline job sees it.",
     )
+    peaks: dict[str, float] = Field(
+        default_factory=dict,
+        description="Matmul FLOP/s by math ('float16 matmul'), the highest a trusted process of "
+        "this pool measured on this GPU: a trusted process measures only a math missing here.",
+    )
 
 
 def task_identity(job: ChildJob) -> str | None:
