@@ -4,7 +4,6 @@ them, restarted when one dies."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -219,14 +218,17 @@ class Lane:
             self.peaks[math] = max(self.peaks.get(math, 0.0), tflop_s * 1e12)
 
     async def close(self) -> None:
+        """Stop the consumers, fail what still waits, stop the workers. Cancelled meanwhile,
+        it still fails the waiting jobs and stops the workers, then lets its caller's
+        cancellation through (the consumers' own cancellations are theirs)."""
         for task in self._consumers:
             task.cancel()
-        for task in self._consumers:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        while not self.queue.empty():
-            pending = self.queue.get_nowait()
-            if not pending.future.done():
-                pending.future.set_exception(JudgeUnavailable("the judge shut down"))
-        await asyncio.gather(*(h.stop() for h in self.handles if h is not None))
-        self.handles = [None] * self.size
+        try:
+            await asyncio.gather(*self._consumers, return_exceptions=True)
+        finally:
+            while not self.queue.empty():
+                pending = self.queue.get_nowait()
+                if not pending.future.done():
+                    pending.future.set_exception(JudgeUnavailable("the judge shut down"))
+            await asyncio.gather(*(h.stop() for h in self.handles if h is not None))
+            self.handles = [None] * self.size
