@@ -266,6 +266,7 @@ def test_tensors_shared_from_one_allocation_are_read_in_place_of_their_storage()
 
     from adaexplore_mcp.judge.wire.ipc import CopyingDecoder
 
+    torch.zeros(1, device="cuda")  # a context for the driver's calls, as the trusted one has
     context = multiprocessing.get_context("spawn")
     ours, theirs = context.Pipe()
     child = context.Process(target=_share_tensors, args=(theirs,))
