@@ -250,8 +250,15 @@ class SpanTimer:
         end.record()
 
     def _inputs_modified(self, used: int) -> bool:
+        """Whether the subject wrote into its inputs: compared 8 bytes at a time (torch's
+        comparison makes a flag per element, 3-4 ms a span byte by byte on an H200)."""
         assert self._inputs is not None and self._staging is not None
-        return used > 0 and not torch.equal(self._staging[:used], self._inputs.bytes[:used])
+        words = used // 8 * 8
+        staged, lent = self._staging, self._inputs.bytes
+        return not (
+            torch.equal(staged[:words].view(torch.int64), lent[:words].view(torch.int64))
+            and torch.equal(staged[words:used], lent[words:used])
+        )
 
     def _stage(self, sets: list[list[Any]]) -> tuple[list[list[Value]], bytes, int]:
         """Lay the sets out in the subject's input arena, their bytes in a staging buffer."""
