@@ -165,8 +165,7 @@ class ArenaDecoder(Decoder):
 
     def __init__(self, payload: bytes = b"") -> None:
         self._mapped: dict[str, int] = {}
-        self._lent: dict[str, tuple[int, int]] = {}  # handle -> (pointer, bytes)
-        self._views = _WholeViews()
+        self._lent: dict[str, int] = {}
         self._payload = PayloadDecoder(payload)
 
     def lend(self, nbytes: int) -> str:
@@ -174,7 +173,7 @@ class ArenaDecoder(Decoder):
         handle, which tensors the trusted process describes in it name."""
         pointer = cuda.mem_alloc(nbytes)
         handle = cuda.ipc_handle(pointer).hex()
-        self._lent[handle] = (pointer, nbytes)
+        self._lent[handle] = pointer
         return handle
 
     def with_payload(self, payload: bytes) -> ArenaDecoder:
@@ -184,28 +183,20 @@ class ArenaDecoder(Decoder):
     def address(self, handle: str) -> int:
         """Where the arena shared as ``handle`` is mapped in this process."""
         if handle in self._lent:
-            return self._lent[handle][0]
+            return self._lent[handle]
         if handle not in self._mapped:
             self._mapped[handle] = cuda.ipc_open(bytes.fromhex(handle))
         return self._mapped[handle]
 
-    def _extent(self, handle: str) -> tuple[int, int]:
-        if handle in self._lent:
-            return self._lent[handle]
-        pointer = self.address(handle)
-        base, size = cuda.address_range(pointer)
-        return pointer, size - (pointer - base)
-
     def forget(self) -> None:
         """Unmap every arena, and free what was lent (a process that serves many jobs, after
         each)."""
-        self._views.clear()
         mapped, self._mapped = self._mapped, {}
         for pointer in mapped.values():
             with contextlib.suppress(cuda.CudaError):
                 cuda.ipc_close(pointer)
         lent, self._lent = self._lent, {}
-        for pointer, _ in lent.values():
+        for pointer in lent.values():
             with contextlib.suppress(cuda.CudaError):
                 cuda.mem_free(pointer)
 
@@ -216,14 +207,18 @@ class ArenaDecoder(Decoder):
             return self._payload.tensor(spec)
         if not spec.ipc:
             return view_of(torch.empty(0, dtype=torch.uint8, device="cuda"), spec)
-        handle = spec.ipc
-        return view_of(self._views.storage(handle, spec, lambda: self._extent(handle)), spec)
+        # a storage of its own, as the tensor had where it was made: slices of one view of the
+        # arena would all report the arena as their storage, at an offset that moves from set
+        # to set, and user code (a kernel, the task's torch.compile) sees that
+        pointer = self.address(spec.ipc) + (spec.alloc_offset or 0)
+        return view_of(cuda.as_bytes(pointer, spec.storage_bytes), spec)
 
 
 class _WholeViews:
     """One uint8 tensor over each mapped allocation, made once: a tensor over raw device memory
     costs ~0.1 ms to make (torch asks the driver about the pointer), a slice of one ~µs, and a
-    span's inputs are tens of tensors in the same allocation."""
+    span's outputs are tens of tensors in a few allocations. Only for the trusted process, which
+    copies each at once: slices share the allocation's storage."""
 
     def __init__(self) -> None:
         self._views: dict[str, Any] = {}
