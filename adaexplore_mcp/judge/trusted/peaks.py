@@ -65,8 +65,8 @@ class PeakFlops:
         """None where the GPU had no memory to spare for the measurement. ``known``: peaks by
         math (``describe_math``) that the pool has seen measured on this GPU, used as they are
         (``ChildJob.peaks``)."""
-        if known and describe_math(dtype, tf32) in known:
-            return known[describe_math(dtype, tf32)]
+        if known and (math_name := describe_math(dtype, tf32)) in known:
+            return known[math_name]
         key = (dtype, tf32)
         if key not in self._measured:
             self._measured[key] = self._measure(dtype, tf32)

@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
 from typing import Any
 
 from adaexplore_mcp.judge.wire import cuda
@@ -214,33 +213,6 @@ class ArenaDecoder(Decoder):
         return view_of(cuda.as_bytes(pointer, spec.storage_bytes), spec)
 
 
-class _WholeViews:
-    """One uint8 tensor over each mapped allocation, made once: a tensor over raw device memory
-    costs ~0.1 ms to make (torch asks the driver about the pointer), a slice of one ~µs, and a
-    span's outputs are tens of tensors in a few allocations. Only for the trusted process, which
-    copies each at once: slices share the allocation's storage."""
-
-    def __init__(self) -> None:
-        self._views: dict[str, Any] = {}
-
-    def storage(self, handle: str, spec: TensorValue, extent: Callable[[], tuple[int, int]]):
-        """The bytes of the storage ``spec`` describes in the allocation shared as ``handle``
-        (``extent``: where it is mapped here, and its size)."""
-        whole = self._views.get(handle)
-        if whole is None:
-            pointer, size = extent()
-            whole = self._views[handle] = cuda.as_bytes(pointer, size)
-        start = spec.alloc_offset or 0
-        if start < 0 or start + spec.storage_bytes > whole.numel():
-            raise DecodeError("a tensor reaches past the end of the memory it was shared in")
-        if start % _WIDEST:  # no view of another dtype may start there: a tensor of its own
-            return cuda.as_bytes(whole.data_ptr() + start, spec.storage_bytes)
-        return whole[start : start + spec.storage_bytes]
-
-    def clear(self) -> None:
-        self._views.clear()
-
-
 _WIDEST = 16  # bytes of the widest element (complex128)
 
 
@@ -251,8 +223,10 @@ class CopyingDecoder(Decoder):
     def __init__(self, payload: bytes, *, own_handles: set[str]) -> None:
         self._payload = PayloadDecoder(payload)
         self._own = own_handles
-        self._mapped: dict[str, tuple[int, int]] = {}
-        self._views = _WholeViews()
+        # handle -> where it is mapped, and one uint8 tensor over the whole of it: a tensor over
+        # raw device memory costs ~0.1 ms to make (torch asks the driver about the pointer), a
+        # slice of one ~µs, and a span's outputs are tens of tensors in a few allocations
+        self._mapped: dict[str, tuple[int, Any]] = {}
 
     def with_payload(self, payload: bytes) -> CopyingDecoder:
         self._payload = PayloadDecoder(payload)
@@ -266,7 +240,7 @@ class CopyingDecoder(Decoder):
             elif isinstance(value, SequenceValue):
                 self.map(value.items)
 
-    def _open(self, handle: str) -> tuple[int, int]:
+    def _open(self, handle: str):  # -> torch.Tensor (uint8, the whole allocation)
         if handle in self._own:
             raise DecodeError("the memory shared back is the judge's own, or holds its inputs")
         if handle not in self._mapped:
@@ -275,12 +249,11 @@ class CopyingDecoder(Decoder):
             except (ValueError, cuda.CudaError) as exc:
                 raise DecodeError(f"cannot map the shared memory: {exc}") from None
             base, size = cuda.address_range(pointer)
-            self._mapped[handle] = (pointer, size - (pointer - base))
-        return self._mapped[handle]
+            self._mapped[handle] = (pointer, cuda.as_bytes(pointer, size - (pointer - base)))
+        return self._mapped[handle][1]
 
     def close(self) -> None:
         """Unmap what the other process shared (every tensor taken from it was copied)."""
-        self._views.clear()
         mapped, self._mapped = self._mapped, {}
         for pointer, _ in mapped.values():
             with contextlib.suppress(cuda.CudaError):
@@ -296,6 +269,12 @@ class CopyingDecoder(Decoder):
             if spec.storage_bytes:
                 raise DecodeError("a GPU tensor with bytes but no IPC handle")
             return view_of(torch.empty(0, dtype=torch.uint8, device="cuda"), spec).clone()
-        handle = spec.ipc
-        view = view_of(self._views.storage(handle, spec, lambda: self._open(handle)), spec)
-        return view.clone(memory_format=torch.contiguous_format)
+        whole = self._open(spec.ipc)
+        start = spec.alloc_offset or 0
+        if start < 0 or start + spec.storage_bytes > whole.numel():
+            raise DecodeError("a tensor reaches past the end of the memory it was shared in")
+        if start % _WIDEST:  # no view of another dtype may start there: a tensor of its own
+            storage = cuda.as_bytes(whole.data_ptr() + start, spec.storage_bytes)
+        else:  # a slice shares the allocation's storage: copied at once, as every tensor here
+            storage = whole[start : start + spec.storage_bytes]
+        return view_of(storage, spec).clone(memory_format=torch.contiguous_format)
