@@ -259,7 +259,7 @@ def _share_tensors(connection) -> None:
 def test_tensors_shared_from_one_allocation_are_read_in_place_of_their_storage():
     """The trusted process maps each shared allocation once and reads every tensor as a slice
     of it: each value, layout and offset arrives as sent, and a description reaching past the
-    allocation is refused."""
+    allocation, or into memory that has become the judge's own, is refused."""
     import multiprocessing
 
     from pydantic import TypeAdapter
@@ -273,7 +273,8 @@ def test_tensors_shared_from_one_allocation_are_read_in_place_of_their_storage()
     child.start()
     try:
         specs = TypeAdapter(list[Value]).validate_python(ours.recv())
-        decoder = CopyingDecoder(b"", own_handles=set())
+        own: set[str] = set()
+        decoder = CopyingDecoder(b"", own_handles=own)
         block, small, pair, odd = decoder.decode_all(specs)
         assert torch.equal(block.cpu(), torch.arange(5, 4096, dtype=torch.float32))
         assert torch.equal(small.cpu(), torch.full((7,), 3, dtype=torch.int64))
@@ -284,6 +285,11 @@ def test_tensors_shared_from_one_allocation_are_read_in_place_of_their_storage()
         too_far = specs[1].model_copy(update={"alloc_offset": (1 << 40)})
         with pytest.raises(DecodeError, match="past the end"):
             decoder.decode_all([too_far])
+        # memory that becomes the judge's own once mapped (lent for the inputs) is refused for
+        # every tensor after, not only where it was first mapped
+        own.add(specs[0].ipc)
+        with pytest.raises(DecodeError, match="judge's own"):
+            decoder.decode_all([specs[0]])
         decoder.close()
     finally:
         ours.send("done")
