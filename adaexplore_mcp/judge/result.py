@@ -235,12 +235,12 @@ class SpeedOfLight(BaseModel):
 class TimingDetail(BaseModel):
     """How ``runtime`` was measured (``docs/integrity.md``, "The clock")."""
 
-    method: str = "gated-spans-v3"
+    method: str = "gated-calls-v4"
     calls_per_span: int = Field(description="Calls of forward inside one timed span.")
     spans: int
     handoff_ms: float = Field(
         description="The GPU's handoff between the judge's and the candidate's processes, "
-        "measured with a trusted null subject and subtracted from every span."
+        "measured with a trusted null subject and subtracted from every call."
     )
     fill_excess_ms: float = Field(
         default=0.0,

@@ -37,7 +37,15 @@ class TimingSettings(BaseModel):
     )
     min_runs: int = Field(default=30, ge=1, description="Fewest timed calls.")
     max_runs: int = Field(default=400, ge=1, description="Most timed calls.")
-    max_calls_per_span: int = Field(default=256, ge=1)
+    max_calls_per_span: int = Field(
+        default=32,
+        ge=1,
+        le=32,
+        description="Each call has a gate of its own, so more calls a span no longer spread one "
+        "handoff; they only fill the GPU's queues. At 256 calls the judge's stream held about "
+        "1,800 operations and the candidate's 768: their hosts blocked on full queues, and an "
+        "honest kernel was taken for one that waits on the GPU.",
+    )
     memory_budget_mb: int | None = Field(
         default=None,
         ge=64,

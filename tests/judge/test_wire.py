@@ -114,6 +114,7 @@ def test_a_malformed_answer_and_a_closed_socket_are_told_apart():
         (0.09, 7 * 2**27, 9, 8),  # memory-bound: the budget (a tenth of 80 GiB) limits a span
         (0.5, 2**20, 4, 8),  # small inputs: a span of about 2 ms
         (5.0, 2**20, 1, 8),  # a long kernel: one call a span, enough spans for a median
+        (0.004, 2**15, 32, 8),  # a tiny kernel: at most 32 calls a span (their queues)
     ],
 )
 def test_spans_are_planned_within_time_and_memory(per_call_ms, call_bytes, calls, spans):
@@ -125,14 +126,14 @@ def test_spans_are_planned_within_time_and_memory(per_call_ms, call_bytes, calls
 
 def span(
     *,
-    gated_ms: float,
+    gated_ms: list[float],
     fill_ms: float,
     handoff: Handoff,
     fill_allowance_ms: float = 0.0,
     held_ms: float = 0.0,
 ) -> SpanResult:
     return SpanResult(
-        span_ms=gated_ms,
+        gated_ms=gated_ms,
         fill_ms=fill_ms,
         handoff=handoff,
         host_s=0.0,
@@ -145,37 +146,48 @@ def span(
     )
 
 
-def test_a_span_is_timed_from_its_gate_so_the_copy_of_its_inputs_adds_no_jitter():
-    handoff = Handoff(gated_ms=0.02, fill_ms=1.80)
-    fast_copy = span(gated_ms=1.06, fill_ms=1.70, handoff=handoff)
-    assert fast_copy.per_call_ms(7) == pytest.approx((1.06 - 0.02) / 7)
+def test_a_call_is_timed_from_its_gate_so_the_copy_of_its_inputs_adds_no_jitter():
+    handoff = Handoff(gated_ms=0.29, fill_ms=1.80)
+    fast_copy = span(gated_ms=[0.44, 0.45, 0.43], fill_ms=1.70, handoff=handoff)
+    assert fast_copy.per_call_ms(3) == pytest.approx(0.15)
 
 
-def test_gpu_time_the_subject_takes_while_its_gate_is_closed_is_charged_to_its_calls():
+def test_a_call_that_runs_nothing_behind_its_gate_takes_no_handoff_off_the_others():
+    """A call that launches no kernel hands the GPU back in microseconds, a fraction of the
+    null subject's handoff: its time is zero, not negative, so a call that put off its work
+    to the next one gains nothing by it (it did 0.30 ms of work in two calls)."""
+    handoff = Handoff(gated_ms=0.29, fill_ms=1.00)
+    deferred = span(gated_ms=[0.015, 0.59], fill_ms=1.00, handoff=handoff)
+    assert deferred.per_call_ms(2) == pytest.approx(0.15)
+
+
+def test_gpu_time_the_subject_takes_while_its_gates_are_closed_is_charged_to_its_calls():
     """A candidate that computes on an ungated stream while the judge copies the inputs in
-    slows the copy down by the time it took; what exceeds the allowance is counted."""
-    handoff = Handoff(gated_ms=0.02, fill_ms=1.80)
-    busy = span(gated_ms=0.10, fill_ms=2.80, handoff=handoff, fill_allowance_ms=0.05)
+    slows the copies down by the time it took; what exceeds the allowance is counted."""
+    handoff = Handoff(gated_ms=0.29, fill_ms=1.80)
+    busy = span(gated_ms=[0.30] * 7, fill_ms=2.80, handoff=handoff, fill_allowance_ms=0.05)
     assert busy.fill_excess_ms == pytest.approx(1.0)
-    assert busy.per_call_ms(7) == pytest.approx((0.10 + 0.95 - 0.02) / 7)
+    assert busy.per_call_ms(7) == pytest.approx((7 * 0.01 + 0.95) / 7)
 
 
 def test_gpu_time_the_subject_takes_while_it_arms_its_calls_is_charged_to_them():
     """Work launched on an ungated stream while the subject's host enqueues its calls preempts
     the judge's hold (trusted.hold); what it took beyond the calibration's is counted."""
     handoff = Handoff(gated_ms=0.29, fill_ms=1.00, held_ms=0.01)
-    busy = span(gated_ms=1.10, fill_ms=1.00, handoff=handoff, held_ms=0.76, fill_allowance_ms=0.05)
+    busy = span(
+        gated_ms=[0.39] * 9, fill_ms=1.00, handoff=handoff, held_ms=0.76, fill_allowance_ms=0.05
+    )
     assert busy.held_excess_ms == pytest.approx(0.75)
-    assert busy.per_call_ms(9) == pytest.approx((1.10 + 0.70 - 0.29) / 9)
+    assert busy.per_call_ms(9) == pytest.approx((9 * 0.10 + 0.70) / 9)
 
 
 def test_the_copy_excess_an_honest_subject_shows_is_not_charged():
     """An honest subject's copy runs up to about 0.05 ms longer than the calibration's
     (measured on an H200); charging that added 1-4% and most of the spread to every median."""
     handoff = Handoff(gated_ms=0.29, fill_ms=1.00)
-    honest = span(gated_ms=1.30, fill_ms=1.03, handoff=handoff, fill_allowance_ms=0.05)
+    honest = span(gated_ms=[0.36] * 15, fill_ms=1.03, handoff=handoff, fill_allowance_ms=0.05)
     assert honest.fill_excess_ms == pytest.approx(0.03)
-    assert honest.per_call_ms(15) == pytest.approx((1.30 - 0.29) / 15)
+    assert honest.per_call_ms(15) == pytest.approx(0.07)
 
 
 def test_memory_lent_back_that_the_judge_shared_itself_is_refused():

@@ -17,7 +17,7 @@ from adaexplore_mcp.tasks import Task
 log = logging.getLogger(__name__)
 
 # Bump when the timing method changes, so old baselines are not compared with new timings.
-TIMING_METHOD = "gated-spans-v3"  # the trusted process times spans of calls
+TIMING_METHOD = "gated-calls-v4"  # the trusted process times spans of calls, each behind its gate
 
 
 class Baseline(BaseModel):

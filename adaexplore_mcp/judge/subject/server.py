@@ -188,9 +188,10 @@ class Server:
         forward: Callable[[list[Any]], Any],
         signals: Signals,
     ) -> tuple[Answer, bytes]:
-        """Enqueue one forward per argument list behind the gate, the done word after them,
-        and answer at once: the trusted process opens the gate once it has the answer. Nothing
-        here waits for the GPU (a forward that does is timed with its host time)."""
+        """Enqueue one forward per argument list, each behind the gate reaching its number and
+        followed by that number written to the done word, and answer at once: the trusted
+        process opens the gates once it has the answer, one call at a time. Nothing here waits
+        for the GPU (a forward that does is timed with its host time)."""
         started = time.perf_counter()
         decoder = self.codec.decoder(payload)
         calls = [decoder.decode_all(args) for args in request.calls]
@@ -198,9 +199,11 @@ class Server:
         stream = torch.cuda.current_stream().cuda_stream
         gate = decoder.address(request.gate.ipc) + request.gate.gate_offset
         done = decoder.address(request.gate.ipc) + request.gate.done_offset
-        cuda.wait_value(stream, gate, request.value)
-        outputs = [flatten(forward(args)) for args in calls]
-        cuda.write_value(stream, done, request.value)
+        outputs = []
+        for number, args in enumerate(calls, start=request.value):
+            cuda.wait_value(stream, gate, number)
+            outputs.append(flatten(forward(args)))
+            cuda.write_value(stream, done, number)
         host_s = time.perf_counter() - started
         self._held = outputs
         encoder = self.codec.encoder()

@@ -1,32 +1,35 @@
 """The clock: timing another process's forward from the trusted process's own stream.
 
-One *span* times ``K`` calls of forward. The subject (the candidate's or the task's process)
-enqueues its K calls behind a gate, a 32-bit word in this process's memory, and a write of the
-span's number to a done word after them, and answers once it has. This process then enqueues on
-its own stream: its start event; a copy of the K fresh input sets into the buffers the subject's
-calls read (with a kernel, so the subject cannot see them before the clock starts); an L2 flush;
-the gate's opening; a wait on the done word; its end event; and a copy of every output the
-subject named. So the subject's host (and any load on this machine) is outside the span, the
-inputs did not exist for the subject before it, and every output is taken right where the
-span ends.
+One *span* times ``K`` calls of forward, each behind a gate of its own. The subject (the
+candidate's or the task's process) enqueues, for every call, a wait on the gate (a 32-bit word
+in this process's memory) reaching the call's number, the call, and a write of that number to a
+done word; it answers once it has. This process then enqueues on its own stream, for every
+call: an event; a copy of the call's fresh input set into the buffers it reads (with a kernel,
+so the subject cannot see it before then); an L2 flush; the *opened* event; the gate's opening;
+a wait on the done word; the *ended* event. After the last call, a copy of every output the
+subject named. So the subject's host (and any load on this machine) is outside the span, a
+call's inputs did not exist before its gate closed on the previous call (no call can work out
+the next one's result early), every call starts on an L2 just flushed (the regime of
+``triton.testing.do_bench``), and every output is taken right where the span ends.
 
 Handing the GPU from one process's context to another's costs a stable fraction of a
 millisecond (``notes/cross-process-timing-h100.md``). A *calibration span* with a trusted null
-subject (``trusted.calibrator``), the same copy and flush and one tiny kernel, measures that
-handoff next to every span.
+subject (``trusted.calibrator``), the same copies and flushes and one tiny kernel a call,
+measures that handoff next to every span. A call's time is its gated time (opened to ended)
+less the handoff, never below zero: a call that runs no kernel behind its gate hands the GPU
+back in a few microseconds, and would otherwise take a handoff off its neighbours' time.
 
-The clock that counts runs from the gate's opening (an event after the copy and the flush) to
-the done word: copying gigabytes of inputs takes longer than the calls themselves on some tasks,
-and its jitter would otherwise land in every call. The copy is still timed, in the span and in
-the calibration: whatever the span's copy took beyond the calibration's is GPU time the
-subject's context held while its gate was closed, and what exceeds an allowance is charged to
-the calls. A span's time per call is (gated + charged copy excess - handoff) / K.
+The clock that counts runs from each gate's opening to its done word: copying gigabytes of
+inputs takes longer than the calls themselves on some tasks, and its jitter would otherwise land
+in every call. The copies are still timed, in the span and in the calibration: whatever the
+span's copies took beyond the calibration's is GPU time the subject's context held while its
+gates were closed, and what exceeds an allowance is charged to the calls.
 
-Before the copy there is a wait: the subject's host enqueues its calls after it is asked to,
-while the GPU would sit idle, free for work the subject launches on a stream the gate does not
-hold. The trusted process keeps the GPU busy through that wait with a *hold* (``trusted.hold``)
-that measures the GPU time other contexts take from it; beyond the calibration's, that time is
-charged like the copy excess.
+Before the first copy there is a wait: the subject's host enqueues its calls after it is asked
+to, while the GPU would sit idle, free for work the subject launches on a stream the gate does
+not hold. The trusted process keeps the GPU busy through that wait with a *hold*
+(``trusted.hold``) that measures the GPU time other contexts take from it; beyond the
+calibration's, that time is charged like the copy excess.
 
 The allowance exists because an honest subject's copy excess is not zero: on an H200 it was
 0.001-0.048 ms a span (median per evaluation, bundled solutions), whatever the span's size,
@@ -38,8 +41,9 @@ uncounted).
 
 from __future__ import annotations
 
+import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -98,17 +102,18 @@ def set_bytes(values: list[Any]) -> int:
 
 @dataclass
 class Handoff:
-    """The calibration span: the null subject's gated time, and its inputs' copy and flush."""
+    """The calibration span: the null subject's gated time a call, and its inputs' copies and
+    flushes."""
 
-    gated_ms: float
-    fill_ms: float
+    gated_ms: float  # a call's, the median of the span's
+    fill_ms: float  # every call's copy and flush together
     held_ms: float = 0.0  # GPU time other contexts took while the null subject armed
 
 
 @dataclass
 class SpanResult:
-    span_ms: float  # from the gate's opening to the done word (or to the outputs taken)
-    fill_ms: float  # the inputs' copy and the flush before the gate opened
+    gated_ms: list[float]  # a call's: from its gate's opening to its done word
+    fill_ms: float  # the calls' input copies and flushes, every gate closed
     handoff: Handoff
     host_s: float
     outputs: list[list[Any]]
@@ -119,12 +124,16 @@ class SpanResult:
     fill_allowance_ms: float = 0.0
 
     @property
+    def span_ms(self) -> float:
+        return sum(self.gated_ms)
+
+    @property
     def handoff_ms(self) -> float:
         return self.handoff.gated_ms
 
     @property
     def fill_excess_ms(self) -> float:
-        """GPU time the subject's context took while its gate was closed."""
+        """GPU time the subject's context took while its gates were closed."""
         return max(self.fill_ms - self.handoff.fill_ms, 0.0)
 
     @property
@@ -134,12 +143,38 @@ class SpanResult:
 
     @property
     def charged_excess_ms(self) -> float:
-        """The GPU time the subject took before its gate opened, beyond what honest subjects
+        """The GPU time the subject took before its gates opened, beyond what honest subjects
         show: counted as calls."""
         return max(self.fill_excess_ms + self.held_excess_ms - self.fill_allowance_ms, 0.0)
 
     def per_call_ms(self, calls: int) -> float:
-        return max(self.span_ms + self.charged_excess_ms - self.handoff_ms, 0.0) / calls
+        """The calls' mean: each call's gated time less the handoff (at least zero), plus the
+        charged excess, over the calls."""
+        own = sum(max(gated - self.handoff_ms, 0.0) for gated in self.gated_ms)
+        return (own + self.charged_excess_ms) / calls
+
+
+@dataclass
+class _Marks:
+    """A span's events on this process's stream: per call, before its copy (``filling``), at
+    its gate's opening (``opened``) and once its done word came (``ended``)."""
+
+    calls: int
+    filling: list[torch.cuda.Event] = field(init=False)
+    opened: list[torch.cuda.Event] = field(init=False)
+    ended: list[torch.cuda.Event] = field(init=False)
+
+    def __post_init__(self) -> None:
+        def events() -> list[torch.cuda.Event]:
+            return [torch.cuda.Event(enable_timing=True) for _ in range(self.calls)]
+
+        self.filling, self.opened, self.ended = events(), events(), events()
+
+    def gated_ms(self) -> list[float]:
+        return [a.elapsed_time(b) for a, b in zip(self.opened, self.ended, strict=True)]
+
+    def fill_ms(self) -> float:
+        return sum(a.elapsed_time(b) for a, b in zip(self.filling, self.opened, strict=True))
 
 
 class SpanTimer:
@@ -157,8 +192,6 @@ class SpanTimer:
         self.settings, self.variant, self.compiled = settings, variant, compiled
         self.value = 0
         self.synchronizing = False
-        self._gate, self._words = self._words_for(subject)
-        self._null_gate, self._null_words = self._words_for(calibrator)
         self._inputs: LentArena | None = None
         self._staging: torch.Tensor | None = None
 
@@ -166,55 +199,58 @@ class SpanTimer:
     def _words_for(link: Link) -> tuple[Gate, int]:
         arena = link.new_arena(ALIGN)
         arena.bytes[:8].zero_()
-        torch.cuda.synchronize()
+        torch.cuda.current_stream().synchronize()  # zero before the subject's stream waits on it
         return Gate(ipc=arena.handle, gate_offset=0, done_offset=4), arena.pointer
 
     # -- one span ------------------------------------------------------------------------------
 
     def span(self, sets: list[list[Any]]) -> SpanResult:
         """Time one call of forward per input set (each set used once, never seen before)."""
-        calls, payload, used = self._stage(sets)
-        self.value += 1
+        calls, payload, ranges = self._stage(sets)
+        # Words of their own for every span: the handoff depends on where its words lie, and
+        # an evaluation whose null subject's words were quick (0.2849 against ~0.2865 ms on an
+        # H100) read ~1.5% slow on every call; new words each span average that out
+        gate, words = self._words_for(self.subject)
+        first = self.value + 1
+        self.value += len(calls)
         request = ArmRequest(
             variant=self.variant,
             calls=calls,
-            gate=self._gate,
-            value=self.value,
+            gate=gate,
+            value=first,
             compiled=self.compiled,
         )
+        marks = _Marks(len(calls))
+        taken = torch.cuda.Event()
         with self.gpu.hold.held():  # the GPU stays ours until the span is enqueued behind it
             started = time.perf_counter()
             self.subject.send(request, payload)
-            # once a forward has shown it waits on the GPU, the gate opens without waiting long
+            # once a forward has shown it waits on the GPU, the gates open without waiting long
             armed = self._armed(self.subject, patience_s=0.05 if self.synchronizing else None)
             host_s = time.perf_counter() - started
             if armed is not None:  # map what the outputs live in now: nothing may wait in the span
                 self._map(armed)
-            start, opened, end, taken = (torch.cuda.Event(enable_timing=True) for _ in range(4))
             self.gpu.stream.wait_stream(torch.cuda.current_stream())  # the staged inputs
             with torch.cuda.stream(self.gpu.stream):
-                self._enqueue(start, opened, end, used, self._words)
+                self._enqueue(marks, ranges, words, first)
         with torch.cuda.stream(self.gpu.stream):
             synchronizing = armed is None
-            if armed is None:  # forward waits on the GPU: its answer comes once the gate is open
+            if armed is None:  # forward waits on the GPU: its answer comes once a gate is open
                 armed = self._armed(self.subject, patience_s=SPAN_DEADLINE_S)
                 if armed is None:
                     raise SubjectLost(self.subject.role, "did not arm its timed calls")
                 host_s = time.perf_counter() - started
             outputs = self._take(armed)
             taken.record()
-        self._wait(taken, self._words + 4)
+        self._wait(taken, words + 4)
         held_ms = self.gpu.hold.stolen_ms()
-        # a synchronizing forward ran its host code inside the span: it ends with the outputs
-        span_ms = opened.elapsed_time(taken if synchronizing else end)
-        fill_ms = start.elapsed_time(opened)
-        modified = self._inputs_modified(used)
+        modified = self._inputs_modified(ranges[-1][1] if ranges else 0)
         self.subject.ask(ReleaseRequest(), expect=OkAnswer)
-        handoff = self._handoff(used)
+        handoff = self._handoff(ranges, first)
         self.synchronizing |= synchronizing
         return SpanResult(
-            span_ms=span_ms,
-            fill_ms=fill_ms,
+            gated_ms=marks.gated_ms(),
+            fill_ms=marks.fill_ms(),
             handoff=handoff,
             host_s=host_s,
             outputs=outputs,
@@ -236,18 +272,22 @@ class SpanTimer:
                 expect=CallAnswer,
             )
 
-    def _enqueue(self, start, opened, end, used: int, words: int) -> None:
-        """A span on this process's stream: the inputs go in and L2 is flushed (timed from
-        ``start`` to ``opened``), the gate opens, and the clock stops once the subject has
-        written the done word."""
+    def _enqueue(
+        self, marks: _Marks, ranges: list[tuple[int, int]], words: int, first: int
+    ) -> None:
+        """A span on this process's stream, call by call: the call's inputs go in and L2 is
+        flushed (timed from ``filling`` to ``opened``), its gate opens, and its clock stops
+        once the subject has written its done word. The next call's inputs do not exist
+        before then."""
         stream = self.gpu.stream.cuda_stream
-        start.record()
-        self._fill(used)
-        self.gpu.flush()
-        opened.record()
-        cuda.write_value(stream, words, self.value)
-        cuda.wait_value(stream, words + 4, self.value)
-        end.record()
+        for index, (start, end) in enumerate(ranges):
+            marks.filling[index].record()
+            self._fill(start, end)
+            self.gpu.flush()
+            marks.opened[index].record()
+            cuda.write_value(stream, words, first + index)
+            cuda.wait_value(stream, words + 4, first + index)
+            marks.ended[index].record()
 
     def _inputs_modified(self, used: int) -> bool:
         """Whether the subject wrote into its inputs: compared 8 bytes at a time (torch's
@@ -260,8 +300,11 @@ class SpanTimer:
             and torch.equal(staged[words:used], lent[words:used])
         )
 
-    def _stage(self, sets: list[list[Any]]) -> tuple[list[list[Value]], bytes, int]:
-        """Lay the sets out in the subject's input arena, their bytes in a staging buffer."""
+    def _stage(
+        self, sets: list[list[Any]]
+    ) -> tuple[list[list[Value]], bytes, list[tuple[int, int]]]:
+        """Lay the sets out in the subject's input arena, their bytes in a staging buffer; each
+        set's range of the arena (its padding included, so the ranges tile it)."""
         needed = sum(set_bytes(values) for values in sets)
         if self._inputs is None or self._inputs.size < needed:
             self._inputs = self.subject.borrow_arena(needed)
@@ -270,18 +313,23 @@ class SpanTimer:
             )
         self._inputs.reset()
         layout = _LayoutEncoder(self._inputs)
-        calls = [layout.encode_all(values) for values in sets]
+        calls, ranges = [], []
+        for values in sets:
+            start = self._inputs.used
+            calls.append(layout.encode_all(values))
+            ranges.append((start, self._inputs.used))
         assert self._staging is not None
         for start, tensor in layout.placed:
             source = storage_bytes(tensor)
             self._staging[start : start + source.numel()].copy_(source)
-        return calls, layout.payload.payload(), self._inputs.used
+        return calls, layout.payload.payload(), ranges
 
-    def _fill(self, used: int) -> None:
-        """The inputs into the subject's arena, with a kernel of this process's (an SM copy)."""
+    def _fill(self, start: int, end: int) -> None:
+        """Bytes of the inputs into the subject's arena, with a kernel of this process's (an SM
+        copy)."""
         assert self._inputs is not None and self._staging is not None
-        if used:
-            torch.bitwise_or(self._staging[:used], 0, out=self._inputs.bytes[:used])
+        if end > start:
+            torch.bitwise_or(self._staging[start:end], 0, out=self._inputs.bytes[start:end])
 
     def _armed(
         self, link: Link, *, patience_s: float | None = None
@@ -311,22 +359,24 @@ class SpanTimer:
                 raise SubjectStuck
             time.sleep(0.0002)
 
-    def _handoff(self, used: int) -> Handoff:
-        """The same T-side work as a span, with the null subject doing one tiny kernel."""
+    def _handoff(self, ranges: list[tuple[int, int]], first: int) -> Handoff:
+        """The same T-side work as a span, with the null subject doing one tiny kernel a call."""
+        gate, words = self._words_for(self.calibrator)
+        marks = _Marks(len(ranges))
         with self.gpu.hold.held():
             self.calibrator.send(
-                ArmRequest(variant="null", calls=[[]], gate=self._null_gate, value=self.value)
+                ArmRequest(variant="null", calls=[[] for _ in ranges], gate=gate, value=first)
             )
             armed = self._armed(self.calibrator)
-            start, opened, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
             with torch.cuda.stream(self.gpu.stream):
-                self._enqueue(start, opened, end, used, self._null_words)
+                self._enqueue(marks, ranges, words, first)
         if armed is None and self._armed(self.calibrator, patience_s=SPAN_DEADLINE_S) is None:
             raise SubjectLost(self.calibrator.role, "did not arm its span")
-        self._wait(end, self._null_words + 4)
+        if ranges:
+            self._wait(marks.ended[-1], words + 4)
         self.calibrator.ask(ReleaseRequest(), expect=OkAnswer)
         return Handoff(
-            gated_ms=opened.elapsed_time(end),
-            fill_ms=start.elapsed_time(opened),
+            gated_ms=statistics.median(marks.gated_ms()) if ranges else 0.0,
+            fill_ms=marks.fill_ms(),
             held_ms=self.gpu.hold.stolen_ms(),
         )

@@ -113,8 +113,9 @@ class CallRequest(_Message):
 
 
 class Gate(_Message):
-    """Two 32-bit words in the trusted process's memory: the subject's stream waits until
-    ``gate`` reaches the span's value, and writes that value to ``done`` after its calls."""
+    """Two 32-bit words in the trusted process's memory: before each call the subject's stream
+    waits until ``gate`` reaches the call's number, and after it writes that number to
+    ``done``."""
 
     ipc: str
     gate_offset: int
@@ -122,7 +123,8 @@ class Gate(_Message):
 
 
 class ArmRequest(_Message):
-    """Enqueue one call of forward per argument list behind the gate; answer once enqueued."""
+    """Enqueue one call of forward per argument list, each behind the gate; answer once
+    enqueued. The calls are numbered from ``value``."""
 
     op: Literal["arm"] = "arm"
     variant: str
