@@ -9,10 +9,14 @@ call in K back-to-back calls after an L2 flush:
 - ``packed``: as ``fresh``, but the sets lie one after another in a single allocation, each
   tensor at a 256-byte offset, as the judge's input arena places them;
 - ``cupti``: as ``fresh``, timed by another clock: the sum of the calls' kernel durations that
-  CUPTI reports through ``torch.profiler`` (GPU time only, no gaps between launches).
+  CUPTI reports through ``torch.profiler`` (GPU time only, no gaps between launches);
+- ``cupti_each``: as ``cupti``, but L2 is flushed by zeroing before every call, as the judge
+  (since its gate per call) and ``triton.testing.do_bench`` do; the flush's own kernel is left
+  out of the sum.
 
-``fresh`` is what the judge measures, without its second process: ``trusted_judge.py fidelity``
-compares the judge's medians with it at the judge's own K.
+``cupti_each`` is the judge's regime without its second process: ``trusted_judge.py fidelity``
+compares the judge's medians with it at the judge's own K (``fresh`` and ``cupti`` are the
+regime of its earlier clock, one flush a span).
 
 Every fresh set is the task's ``get_inputs()`` under a seed of its own, never timed before, as
 the judge draws a seed per set: on a task whose work depends on its inputs (decode_attention's
@@ -36,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
+import triton
+import triton.language as tl
 
 from adaexplore_mcp.tasks import bundled_solution, get_bundled_task
 
@@ -51,7 +57,26 @@ def _module(name: str, source: str):
     return module
 
 
-MODES = ("same", "fresh", "packed", "cupti")
+MODES = ("same", "fresh", "packed", "cupti", "cupti_each")
+FLUSH_KERNEL = "zero_to_flush_l2"
+
+
+@triton.jit
+def zero_to_flush_l2(buffer_ptr, n, BLOCK: tl.constexpr):
+    """A flush by zeroing, under a name of its own: CUPTI's records of it can be told from the
+    solution's."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(buffer_ptr + offsets, tl.zeros([BLOCK], dtype=tl.int32), mask=offsets < n)
+
+
+def _zeroing_flush(buffer: torch.Tensor):
+    """Zeroes ``buffer`` (int32) when called."""
+    count = buffer.numel()
+
+    def flush() -> None:
+        zero_to_flush_l2[(triton.cdiv(count, 4096),)](buffer, count, BLOCK=4096)
+
+    return flush
 
 
 def _tensors(values: list) -> list[torch.Tensor]:
@@ -120,19 +145,22 @@ def input_sets(task: Any, count: int, first_seed: int = 0) -> list[list]:
     return sets
 
 
-def kernel_ms(model, sets: list[list], calls: int) -> float:
-    """Per call, the GPU time of the kernels ``calls`` calls launch, as CUPTI timed them."""
+def kernel_ms(model, sets: list[list], calls: int, flush_each=None) -> float:
+    """Per call, the GPU time of the kernels ``calls`` calls launch, as CUPTI timed them;
+    with ``flush_each``, run before every call and left out of the sum."""
     from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for index in range(calls):
+            if flush_each is not None:
+                flush_each()
             model(*sets[index])
         torch.cuda.synchronize()
     device_us = sum(
         event.device_time
         for event in prof.events()
-        if event.device_type == torch.autograd.DeviceType.CUDA
+        if event.device_type == torch.autograd.DeviceType.CUDA and FLUSH_KERNEL not in event.name
     )
     return device_us / 1e3 / calls
 
@@ -143,6 +171,7 @@ def measure(
     task, model = task_and_solution(name)
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     flush = torch.empty(2 * l2 // 4, dtype=torch.int32, device="cuda")
+    flush_each = _zeroing_flush(flush)
     rows = []
     for calls in counts:
         sources = input_sets(task, calls)
@@ -157,7 +186,7 @@ def measure(
         def run(mode: str, sets=sets, calls=calls, layouts=layouts, seeds=seeds) -> float:
             if mode in layouts:
                 sets = layouts[mode]
-            if mode in ("fresh", "packed", "cupti"):  # sets of seeds never timed before
+            if mode in ("fresh", "packed", "cupti", "cupti_each"):  # seeds never timed before
                 drawn = input_sets(task, calls, first_seed=next(seeds) * calls)
                 for values, source in zip(sets, drawn, strict=True):
                     for target, value in zip(_tensors(values), _tensors(source), strict=True):
@@ -166,6 +195,8 @@ def measure(
             flush.zero_()
             if mode == "cupti":
                 return kernel_ms(model, sets, calls)
+            if mode == "cupti_each":
+                return kernel_ms(model, sets, calls, flush_each)
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             for index in range(calls):

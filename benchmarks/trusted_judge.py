@@ -257,10 +257,16 @@ def independent_timers(out: dict) -> dict:
                 do_bench_span_ms, name, k
             )
             rows, clocks["fresh_and_cupti"] = settled(
-                measure, name, [k], repeats=15, budget_bytes=2**40, modes=("fresh", "cupti")
+                measure,
+                name,
+                [k],
+                repeats=15,
+                budget_bytes=2**40,
+                modes=("fresh", "cupti", "cupti_each"),
             )
             out[name]["fresh_ms"] = rows[0]["fresh"]
             out[name]["cupti_ms"] = rows[0]["cupti"]
+            out[name]["cupti_each_ms"] = rows[0]["cupti_each"]
     return out
 
 
@@ -360,7 +366,8 @@ def summarize_fidelity(out: dict) -> None:
     print(
         f"{'task':26} {'judge ms':>10} {'do_bench':>10} {'ratio':>7} {'db read':>10} {'ratio':>7} "
         f"{'db span':>10} {'ratio':>7} {'fresh K':>10} {'ratio':>7} "
-        f"{'CUPTI':>10} {'ratio':>7} {'quiet':>7} {'loaded':>7} {'K':>4} {'spans':>5} "
+        f"{'CUPTI':>10} {'ratio':>7} {'CUPTI each':>10} {'ratio':>7} "
+        f"{'quiet':>7} {'loaded':>7} {'K':>4} {'spans':>5} "
         f"{'handoff':>8} {'excess':>8} {'db MHz min/med':>15}"
     )
     for name, data in out.items():
@@ -374,6 +381,7 @@ def summarize_fidelity(out: dict) -> None:
         spread = lambda xs: (max(xs) / min(xs) - 1) * 100 if xs else float("nan")  # noqa: E731
         fresh = data.get("fresh_ms") or float("nan")
         cupti = data.get("cupti_ms") or float("nan")
+        cupti_each = data.get("cupti_each_ms") or float("nan")
         read = data.get("do_bench_read_ms") or float("nan")
         span = data.get("do_bench_span_ms") or float("nan")
         clock = (data.get("clock_mhz") or {}).get("do_bench")
@@ -387,6 +395,7 @@ def summarize_fidelity(out: dict) -> None:
             f"{span:10.4f} {median / span:7.3f} "
             f"{fresh:10.4f} {median / fresh:7.3f} "
             f"{cupti:10.4f} {median / cupti:7.3f} "
+            f"{cupti_each:10.4f} {median / cupti_each:7.3f} "
             f"{spread(quiet):6.2f}% {spread(loaded):6.2f}% "
             f"{timing.get('calls_per_span', '-'):>4} {timing.get('spans', '-'):>5} "
             f"{timing.get('handoff_ms', float('nan')):8.4f} {excess:8.4f} "
