@@ -124,10 +124,6 @@ class SpanResult:
     fill_allowance_ms: float = 0.0
 
     @property
-    def span_ms(self) -> float:
-        return sum(self.gated_ms)
-
-    @property
     def handoff_ms(self) -> float:
         return self.handoff.gated_ms
 
