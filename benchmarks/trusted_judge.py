@@ -5,6 +5,7 @@
     python benchmarks/trusted_judge.py throughput --device cuda:0 --workers 4 --out t.json
     python benchmarks/trusted_judge.py cost       --device cuda:0 --out cost.json
     python benchmarks/trusted_judge.py sol        --device cuda:0 --out sol.json
+    python benchmarks/trusted_judge.py do-bench-spread --repeats 3 --out spread.json
 
 - ``fidelity``: every bundled solution judged ``--repeats`` times (baselines cached first); its
   median runtime against timers in this process: ``triton.testing.do_bench`` on the same
@@ -19,6 +20,10 @@
 - ``throughput``: every bundled solution, ``--passes`` times, all submitted at once to one judge
   with ``--workers`` workers; evaluations per minute.
 - ``cost``: the bundled solutions one at a time on one worker; seconds per evaluation by phase.
+- ``do-bench-spread``: ``triton.testing.do_bench`` (as in ``fidelity``) in ``--repeats`` fresh
+  processes a task, one after another, as the judge starts a fresh candidate process for every
+  evaluation: the spread (max/min - 1) a timer in the kernel's own process shows between
+  processes, next to the judge's in ``fidelity``.
 - ``sol``: the bundled solutions once each; their speed of light (the task's FLOPs and bytes,
   achieved and measured-peak bandwidth and FLOP/s, the fractions and the binding limit).
 
@@ -270,6 +275,26 @@ def independent_timers(out: dict) -> dict:
     return out
 
 
+def _do_bench_settled(name: str) -> float:
+    return settled(do_bench_ms, name)[0]
+
+
+def do_bench_spread(names: list[str], repeats: int) -> dict:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")
+    out = {}
+    for name in names:
+        medians = []
+        for _ in range(repeats):
+            with ProcessPoolExecutor(1, mp_context=context) as fresh:
+                medians.append(fresh.submit(_do_bench_settled, name).result())
+        out[name] = {"do_bench_ms": medians, "spread_pct": (max(medians) / min(medians) - 1) * 100}
+        print(f"{name:26} {out[name]['spread_pct']:6.2f}%  {medians}", flush=True)
+    return out
+
+
 async def throughput(device: str, home: Path, names: list[str], workers: int, passes: int) -> dict:
     async with judge_for(device, workers, home) as judge:
         await cache_baselines(judge, names)
@@ -407,7 +432,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("what", choices=["smoke", "fidelity", "throughput", "cost", "sol"])
+    parser.add_argument(
+        "what", choices=["smoke", "fidelity", "throughput", "cost", "sol", "do-bench-spread"]
+    )
     parser.add_argument("--device", default="cuda:0")
     parser.add_argument("--tasks", default=",".join(solution_names()))
     parser.add_argument("--repeats", type=int, default=3)
@@ -460,6 +487,8 @@ def main() -> None:
         out = asyncio.run(throughput(args.device, home, names, args.workers, args.passes))
     elif args.what == "sol":
         out = asyncio.run(sol(args.device, home, names))
+    elif args.what == "do-bench-spread":
+        out = do_bench_spread(names, args.repeats)
     else:
         out = asyncio.run(cost(args.device, home, names))
     if args.out:

@@ -10,7 +10,7 @@ import torch
 from pydantic import ValidationError
 
 from adaexplore_mcp.judge.settings import TimingSettings
-from adaexplore_mcp.judge.trusted.spans import plan_calls
+from adaexplore_mcp.judge.trusted.spans import plan_calls, run_spans
 from adaexplore_mcp.judge.trusted.timing import Handoff, SpanResult
 from adaexplore_mcp.judge.wire.frames import HEADER, Channel, ChannelClosed, FrameBuffer, FrameError
 from adaexplore_mcp.judge.wire.subject import ValuesAnswer, answer_adapter
@@ -144,6 +144,43 @@ def span(
         held_ms=held_ms,
         fill_allowance_ms=fill_allowance_ms,
     )
+
+
+class _WaitsOnTheGpu:
+    """A subject whose forward waits on the GPU once past the probe: it answers only after its
+    gates open, so the judge cannot copy a call's outputs before the next call runs."""
+
+    def __init__(self) -> None:
+        self.synchronizing = False
+        self.calls: list[int] = []
+
+    def span(self, sets: list[list]) -> SpanResult:
+        late = bool(self.calls)
+        self.calls.append(len(sets))
+        self.synchronizing |= late
+        result = span(gated_ms=[0.39] * len(sets), fill_ms=1.0, handoff=Handoff(0.29, 1.0))
+        result.synchronizing = late
+        result.outputs = [[torch.zeros(4)] for _ in sets]
+        return result
+
+
+def test_a_subject_that_answers_after_its_gates_open_is_timed_one_call_a_span():
+    """Its outputs are copied after the span's last call, where one call's work put off to the
+    next would be done: the span where that shows is not counted, and every later span has one
+    call, copied before another gate opens."""
+    timer = _WaitsOnTheGpu()
+    measurement = run_spans(
+        timer,  # type: ignore[arg-type]
+        fresh_sets=lambda calls: [(seed, [torch.zeros(4)]) for seed in range(calls)],
+        check=lambda sets, result, done: None,
+        settings=TimingSettings(),
+        total_memory=80 * 2**30,
+    )
+    planned = timer.calls[1]
+    assert planned > 1
+    assert timer.calls == [1, planned] + [1] * 8
+    assert measurement.calls_per_span == 1 and measurement.spans == 8
+    assert measurement.per_call_ms == pytest.approx([0.1] * 8)
 
 
 def test_a_call_is_timed_from_its_gate_so_the_copy_of_its_inputs_adds_no_jitter():
@@ -302,6 +339,58 @@ def test_tensors_shared_from_one_allocation_are_read_in_place_of_their_storage()
         own.add(specs[0].ipc)
         with pytest.raises(DecodeError, match="judge's own"):
             decoder.decode_all([specs[0]])
+        decoder.close()
+    finally:
+        ours.send("done")
+        child.join(timeout=30)
+
+
+def _share_then_write(connection) -> None:
+    """Shares a zeroed tensor (in a list with a number, and a view of it in a tuple), and fills
+    it with ones when asked, as a later call's launch would."""
+    from adaexplore_mcp.judge.wire.ipc import SharingEncoder
+
+    torch.cuda.init()
+    owed = torch.zeros(256, device="cuda")
+    torch.cuda.synchronize()
+    connection.send([v.model_dump() for v in SharingEncoder().encode_all([[owed, 2], (owed[8:],)])])
+    connection.recv()
+    owed.fill_(1.0)
+    torch.cuda.synchronize()
+    connection.send("written")
+    connection.recv()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_outputs_are_read_when_copied_not_when_their_description_is_checked():
+    """A timed span checks every call's outputs before its first gate opens and copies each
+    call's right after its done word (``trusted.timing``): a copy holds what the memory held
+    then, whatever the other process writes after, and keeps the outputs' structure."""
+    import multiprocessing
+
+    from pydantic import TypeAdapter
+
+    from adaexplore_mcp.judge.wire.ipc import CopyingDecoder, copied
+
+    torch.zeros(1, device="cuda")
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe()
+    child = context.Process(target=_share_then_write, args=(theirs,))
+    child.start()
+    try:
+        specs = TypeAdapter(list[Value]).validate_python(ours.recv())
+        decoder = CopyingDecoder(b"", own_handles=set())
+        views = decoder.view_all(specs)
+        before = copied(views)
+        torch.cuda.synchronize()
+        ours.send("write")
+        assert ours.recv() == "written"
+        after = copied(views)
+        assert isinstance(after[0], list) and after[0][1] == 2 and isinstance(after[1], tuple)
+        assert before[0][0].sum().item() == 0 and before[1][0].sum().item() == 0
+        assert after[0][0].sum().item() == 256 and after[1][0].sum().item() == 248
+        assert after[0][0].data_ptr() != views[0][0].data_ptr()  # memory of this process's
         decoder.close()
     finally:
         ours.send("done")

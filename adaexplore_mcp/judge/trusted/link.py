@@ -238,13 +238,16 @@ class Link:
                 self.role, f"sent values that do not decode ({exc})", garbled=True
             ) from None
 
-    def map(self, values: list[Value], own_handles: set[str] | None = None) -> None:
-        """Open the shared memory ``values`` name, without copying yet."""
-        decoder = self.decoder(b"")
-        if isinstance(decoder, CopyingDecoder):
-            try:
-                decoder.map(values)
-            except _UNDECODABLE as exc:
-                raise SubjectLost(
-                    self.role, f"sent values that do not decode ({exc})", garbled=True
-                ) from None
+    def views(self, sets: list[list[Value]], payload: bytes) -> list[list[Any]]:
+        """Several lists of values the other process sent, checked and mapped as ``take_sets``
+        does but not copied yet: on a GPU each tensor is a view of the other process's memory,
+        for ``wire.ipc.copied`` to copy the moment it must be read, without waiting."""
+        try:
+            decoder = self.decoder(payload)
+            if isinstance(decoder, CopyingDecoder):
+                return [decoder.view_all(values) for values in sets]
+            return [decoder.decode_all(values) for values in sets]
+        except _UNDECODABLE as exc:
+            raise SubjectLost(
+                self.role, f"sent values that do not decode ({exc})", garbled=True
+            ) from None

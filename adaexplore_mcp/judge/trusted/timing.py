@@ -6,11 +6,14 @@ in this process's memory) reaching the call's number, the call, and a write of t
 done word; it answers once it has. This process then enqueues on its own stream, for every
 call: an event; a copy of the call's fresh input set into the buffers it reads (with a kernel,
 so the subject cannot see it before then); an L2 flush; the *opened* event; the gate's opening;
-a wait on the done word; the *ended* event. After the last call, a copy of every output the
-subject named. So the subject's host (and any load on this machine) is outside the span, a
-call's inputs did not exist before its gate closed on the previous call (no call can work out
-the next one's result early), every call starts on an L2 just flushed (the regime of
-``triton.testing.do_bench``), and every output is taken right where the span ends.
+a wait on the done word; the *ended* event; a copy of the call's outputs. So the subject's
+host (and any load on this machine) is outside the span, a call's inputs did not exist before
+its gate closed on the previous call (no call can work out the next one's result early), no
+call's outputs are read after the next gate opens (no call can leave its work to the next
+one's launch), and every call starts on an L2 just flushed (the regime of
+``triton.testing.do_bench``). A subject that answers only once its gates are open (its forward
+waits on the GPU) names its outputs too late for that: its spans have one call each
+(``trusted.spans``).
 
 Handing the GPU from one process's context to another's costs a stable fraction of a
 millisecond (``notes/cross-process-timing-h100.md``). A *calibration span* with a trusted null
@@ -52,7 +55,7 @@ from adaexplore_mcp.judge.settings import TimingSettings
 from adaexplore_mcp.judge.trusted.gpu import Gpu
 from adaexplore_mcp.judge.trusted.link import Link, SubjectLost
 from adaexplore_mcp.judge.wire import cuda
-from adaexplore_mcp.judge.wire.ipc import ALIGN, LentArena, storage_bytes
+from adaexplore_mcp.judge.wire.ipc import ALIGN, LentArena, copied, storage_bytes
 from adaexplore_mcp.judge.wire.subject import (
     ArmedAnswer,
     ArmRequest,
@@ -224,11 +227,11 @@ class SpanTimer:
             # once a forward has shown it waits on the GPU, the gates open without waiting long
             armed = self._armed(self.subject, patience_s=0.05 if self.synchronizing else None)
             host_s = time.perf_counter() - started
-            if armed is not None:  # map what the outputs live in now: nothing may wait in the span
-                self._map(armed)
+            # the outputs checked and mapped now: nothing may wait in the span
+            views = self._views(armed, len(calls)) if armed is not None else None
             self.gpu.stream.wait_stream(torch.cuda.current_stream())  # the staged inputs
             with torch.cuda.stream(self.gpu.stream):
-                self._enqueue(marks, ranges, words, first)
+                outputs = self._enqueue(marks, ranges, words, first, views)
         with torch.cuda.stream(self.gpu.stream):
             synchronizing = armed is None
             if armed is None:  # forward waits on the GPU: its answer comes once a gate is open
@@ -236,7 +239,7 @@ class SpanTimer:
                 if armed is None:
                     raise SubjectLost(self.subject.role, "did not arm its timed calls")
                 host_s = time.perf_counter() - started
-            outputs = self._take(armed)
+                outputs = [copied(values) for values in self._views(armed, len(calls))]
             taken.record()
         self._wait(taken, words + 4)
         held_ms = self.gpu.hold.stolen_ms()
@@ -269,13 +272,20 @@ class SpanTimer:
             )
 
     def _enqueue(
-        self, marks: _Marks, ranges: list[tuple[int, int]], words: int, first: int
-    ) -> None:
+        self,
+        marks: _Marks,
+        ranges: list[tuple[int, int]],
+        words: int,
+        first: int,
+        views: list[list[Any]] | None = None,
+    ) -> list[list[Any]]:
         """A span on this process's stream, call by call: the call's inputs go in and L2 is
-        flushed (timed from ``filling`` to ``opened``), its gate opens, and its clock stops
-        once the subject has written its done word. The next call's inputs do not exist
-        before then."""
+        flushed (timed from ``filling`` to ``opened``), its gate opens, its clock stops once
+        the subject has written its done word, and its outputs (``views``, when known) are
+        copied. The next call's inputs do not exist before then, and no call's outputs may
+        be left for the next call's launch to fill. Returns the copies."""
         stream = self.gpu.stream.cuda_stream
+        outputs = []
         for index, (start, end) in enumerate(ranges):
             marks.filling[index].record()
             self._fill(start, end)
@@ -284,6 +294,9 @@ class SpanTimer:
             cuda.write_value(stream, words, first + index)
             cuda.wait_value(stream, words + 4, first + index)
             marks.ended[index].record()
+            if views is not None:
+                outputs.append(copied(views[index]))
+        return outputs
 
     def _inputs_modified(self, used: int) -> bool:
         """Whether the subject wrote into its inputs: compared 8 bytes at a time (torch's
@@ -337,14 +350,13 @@ class SpanTimer:
             return None
         return link.answer(expect=ArmedAnswer)
 
-    def _map(self, armed: tuple[ArmedAnswer, bytes]) -> None:
-        for outputs in armed[0].outputs:
-            self.subject.map(outputs, self.subject.own_handles)
-
-    def _take(self, armed: tuple[ArmedAnswer, bytes]) -> list[list[Any]]:
+    def _views(self, armed: tuple[ArmedAnswer, bytes], calls: int) -> list[list[Any]]:
         answer, payload = armed
-        own = self.subject.own_handles
-        return [self.subject.take(outputs, payload, own) for outputs in answer.outputs]
+        if len(answer.outputs) != calls:
+            raise SubjectLost(
+                self.subject.role, "answered for another number of calls", garbled=True
+            )
+        return self.subject.views(answer.outputs, payload)
 
     def _wait(self, event: torch.cuda.Event, done_word: int) -> None:
         deadline = time.monotonic() + SPAN_DEADLINE_S

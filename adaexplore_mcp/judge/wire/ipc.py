@@ -25,7 +25,6 @@ from adaexplore_mcp.judge.wire.values import (
     Encoder,
     PayloadDecoder,
     PayloadEncoder,
-    SequenceValue,
     TensorValue,
     Value,
     check_view,
@@ -227,18 +226,11 @@ class CopyingDecoder(Decoder):
         # raw device memory costs ~0.1 ms to make (torch asks the driver about the pointer), a
         # slice of one ~µs, and a span's outputs are tens of tensors in a few allocations
         self._mapped: dict[str, tuple[int, Any]] = {}
+        self._viewing = False
 
     def with_payload(self, payload: bytes) -> CopyingDecoder:
         self._payload = PayloadDecoder(payload)
         return self
-
-    def map(self, values: list[Value]) -> None:
-        """Open every allocation ``values`` name, ahead of the copies."""
-        for value in values:
-            if isinstance(value, TensorValue) and value.device == "cuda" and value.ipc:
-                self._open(value.ipc)
-            elif isinstance(value, SequenceValue):
-                self.map(value.items)
 
     def _open(self, handle: str):  # -> torch.Tensor (uint8, the whole allocation)
         if handle in self._own:
@@ -259,6 +251,16 @@ class CopyingDecoder(Decoder):
             with contextlib.suppress(cuda.CudaError):
                 cuda.ipc_close(pointer)
 
+    def view_all(self, values: list[Value]) -> list[Any]:
+        """``values`` checked and mapped as ``decode_all`` does, but not copied: every GPU tensor
+        a view of the memory the other process shared, for ``copied`` to copy at the moment
+        it must be read (one wait-free copy where the whole check would be too late)."""
+        self._viewing = True
+        try:
+            return self.decode_all(values)
+        finally:
+            self._viewing = False
+
     def tensor(self, spec: TensorValue):
         import torch
 
@@ -277,4 +279,22 @@ class CopyingDecoder(Decoder):
             storage = cuda.as_bytes(whole.data_ptr() + start, spec.storage_bytes)
         else:  # a slice shares the allocation's storage: copied at once, as every tensor here
             storage = whole[start : start + spec.storage_bytes]
-        return view_of(storage, spec).clone(memory_format=torch.contiguous_format)
+        view = view_of(storage, spec)
+        return view if self._viewing else _copy(view)
+
+
+def _copy(tensor):
+    import torch
+
+    return tensor.clone(memory_format=torch.contiguous_format)
+
+
+def copied(value: Any) -> Any:
+    """A value from ``CopyingDecoder.view_all`` with every GPU tensor copied into this process's
+    memory (enqueued on the current stream), as ``decode_all`` would have returned it."""
+    if isinstance(value, list | tuple):
+        items = [copied(item) for item in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    if getattr(value, "is_cuda", False):
+        return _copy(value)
+    return value
