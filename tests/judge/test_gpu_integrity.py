@@ -17,6 +17,7 @@ from .exploits import (
     SIDE_STREAM,
     Exploit,
     touching,
+    wrapped,
 )
 from .test_gpu import _has_gpu, gpu_judge  # noqa: F401  (the module's GPU judge fixture)
 from .test_integrity import HONEST_NOW, assert_caught, assert_no_call_unprofiled
@@ -120,3 +121,15 @@ def test_memory_lent_for_the_inputs_too_small_is_the_kernels_fault_and_harms_not
     assert result.status is Status.RUNTIME_ERROR and "lent memory" in result.message, result.message
     honest = judge.evaluate(TASKS["softmax"], bundled_solution("softmax"))
     assert honest.status is Status.CORRECT, honest.message
+
+
+def test_a_forward_that_waits_on_the_gpu_is_timed_one_call_a_span(gpu_judge):  # noqa: F811
+    """Its answer comes only once its gates are open, too late to copy each call's outputs
+    before the next gate opens (where work put off to a later call would show): its spans
+    have one call each, and it is judged like any other."""
+    judge, _ = gpu_judge
+    waits = wrapped("out = honest(x)\ntorch.cuda.synchronize()\nreturn out")
+    result = judge.evaluate(TASKS["softmax"], waits)
+    assert result.status is Status.CORRECT, result.message
+    assert result.timing is not None and result.timing.synchronizing
+    assert result.timing.calls_per_span == 1
