@@ -254,7 +254,8 @@ class CopyingDecoder(Decoder):
     def view_all(self, values: list[Value]) -> list[Any]:
         """``values`` checked and mapped as ``decode_all`` does, but not copied: every GPU tensor
         a view of the memory the other process shared, for ``copied`` to copy at the moment
-        it must be read (one wait-free copy where the whole check would be too late)."""
+        it must be read. Checking and mapping wait on the host, which a timed span cannot do
+        between its calls; the copy is only enqueued."""
         self._viewing = True
         try:
             return self.decode_all(values)
