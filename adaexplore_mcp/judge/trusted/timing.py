@@ -6,7 +6,8 @@ in this process's memory) reaching the call's number, the call, and a write of t
 done word; it answers once it has. This process then enqueues on its own stream, for every
 call: an event; a copy of the call's fresh input set into the buffers it reads (with a kernel,
 so the subject cannot see it before then); an L2 flush; the *opened* event; the gate's opening;
-a wait on the done word; the *ended* event; a copy of the call's outputs. So the subject's
+a wait on the done word; the *ended* event. The next call's copy begins with an L2 flush and
+a copy of this call's outputs, timed with it (the calibration copies as much). So the subject's
 host (and any load on this machine) is outside the span, a call's inputs did not exist before
 its gate closed on the previous call (no call can work out the next one's result early), no
 call's outputs are read after the next gate opens (no call can leave its work to the next
@@ -244,8 +245,8 @@ class SpanTimer:
         self._wait(taken, words + 4)
         held_ms = self.gpu.hold.stolen_ms()
         modified = self._inputs_modified(ranges[-1][1] if ranges else 0)
+        handoff = self._handoff(ranges, first, views)  # before the subject lets its outputs go
         self.subject.ask(ReleaseRequest(), expect=OkAnswer)
-        handoff = self._handoff(ranges, first)
         self.synchronizing |= synchronizing
         return SpanResult(
             gated_ms=marks.gated_ms(),
@@ -280,22 +281,29 @@ class SpanTimer:
         views: list[list[Any]] | None = None,
     ) -> list[list[Any]]:
         """A span on this process's stream, call by call: the call's inputs go in and L2 is
-        flushed (timed from ``filling`` to ``opened``), its gate opens, its clock stops once
-        the subject has written its done word, and its outputs (``views``, when known) are
-        copied. The next call's inputs do not exist before then, and no call's outputs may
-        be left for the next call's launch to fill. Returns the copies."""
+        flushed (timed from ``filling`` to ``opened``), its gate opens, and its clock stops once
+        the subject has written its done word; its outputs (``views``, when known) are copied
+        at the start of the next call's copy window. The next call's inputs do not exist
+        before then, and no call's outputs may be left for the next call's launch to fill.
+        Returns the copies."""
         stream = self.gpu.stream.cuda_stream
         outputs = []
         for index, (start, end) in enumerate(ranges):
             marks.filling[index].record()
+            if views is not None and index:
+                # the previous call's outputs, timed with this call's copy: GPU time the
+                # subject's context takes meanwhile shows as copy excess. L2 is flushed first,
+                # as in the calibration, where the outputs were not just written
+                self.gpu.flush()
+                outputs.append(copied(views[index - 1]))
             self._fill(start, end)
             self.gpu.flush()
             marks.opened[index].record()
             cuda.write_value(stream, words, first + index)
             cuda.wait_value(stream, words + 4, first + index)
             marks.ended[index].record()
-            if views is not None:
-                outputs.append(copied(views[index]))
+        if views is not None and ranges:
+            outputs.append(copied(views[-1]))
         return outputs
 
     def _inputs_modified(self, used: int) -> bool:
@@ -367,8 +375,12 @@ class SpanTimer:
                 raise SubjectStuck
             time.sleep(0.0002)
 
-    def _handoff(self, ranges: list[tuple[int, int]], first: int) -> Handoff:
-        """The same T-side work as a span, with the null subject doing one tiny kernel a call."""
+    def _handoff(
+        self, ranges: list[tuple[int, int]], first: int, views: list[list[Any]] | None
+    ) -> Handoff:
+        """The same T-side work as a span, with the null subject doing one tiny kernel a call:
+        the same copies of the inputs, and of the subject's outputs (``views``) where the span
+        copied them call by call."""
         gate, words = self._words_for(self.calibrator)
         marks = _Marks(len(ranges))
         with self.gpu.hold.held():
@@ -377,7 +389,7 @@ class SpanTimer:
             )
             armed = self._armed(self.calibrator)
             with torch.cuda.stream(self.gpu.stream):
-                self._enqueue(marks, ranges, words, first)
+                self._enqueue(marks, ranges, words, first, views)
         if armed is None and self._armed(self.calibrator, patience_s=SPAN_DEADLINE_S) is None:
             raise SubjectLost(self.calibrator.role, "did not arm its span")
         if ranges:
