@@ -159,7 +159,7 @@ class _WaitsOnTheGpu:
         self.calls.append(len(sets))
         self.synchronizing |= late
         result = span(gated_ms=[0.39] * len(sets), fill_ms=1.0, handoff=Handoff(0.29, 1.0))
-        result.synchronizing = late
+        result.synchronizing = result.outputs_late = late
         result.outputs = [[torch.zeros(4)] for _ in sets]
         return result
 
@@ -390,7 +390,7 @@ def test_outputs_are_read_when_copied_not_when_their_description_is_checked():
         assert isinstance(after[0], list) and after[0][1] == 2 and isinstance(after[1], tuple)
         assert before[0][0].sum().item() == 0 and before[1][0].sum().item() == 0
         assert after[0][0].sum().item() == 256 and after[1][0].sum().item() == 248
-        assert after[0][0].data_ptr() != views[0][0].data_ptr()  # memory of this process's
+        assert after[0][0].data_ptr() != views[0][0].storage.data_ptr()  # this process's
         decoder.close()
     finally:
         ours.send("done")

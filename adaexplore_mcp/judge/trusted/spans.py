@@ -97,10 +97,11 @@ def run_spans(
         result = timer.span([values for _, values in sets])
         check(sets, result, done)
         done += calls
-        if result.synchronizing and calls > 1:
-            # its answer came once the gates were open, so its outputs were taken after the
-            # last call, where one call's work put off to the next would be done: its time is
-            # not counted, and every span from now on is of one call
+        if result.outputs_late and calls > 1:
+            # its outputs were taken after the last call (its answer came once the gates were
+            # open, or they outgrew the memory set aside), where one call's work put off to the
+            # next would be done: its time is not counted, and every span from now on is of
+            # one call
             calls = measurement.calls_per_span = 1
             continue
         measurement.per_call_ms.append(result.per_call_ms(calls))

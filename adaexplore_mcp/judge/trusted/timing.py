@@ -54,6 +54,7 @@ import torch
 
 from adaexplore_mcp.judge.settings import TimingSettings
 from adaexplore_mcp.judge.trusted.gpu import Gpu
+from adaexplore_mcp.judge.trusted.landing import Landing
 from adaexplore_mcp.judge.trusted.link import Link, SubjectLost
 from adaexplore_mcp.judge.wire import cuda
 from adaexplore_mcp.judge.wire.ipc import ALIGN, LentArena, copied, storage_bytes
@@ -126,6 +127,10 @@ class SpanResult:
     inputs_modified: bool
     held_ms: float = 0.0  # GPU time other contexts took while the subject armed
     fill_allowance_ms: float = 0.0
+    # its outputs were copied after its last call, not each behind its call: one call's work
+    # could have been left to the next (a subject that armed late, or outputs too large for
+    # the memory set aside)
+    outputs_late: bool = False
 
     @property
     def handoff_ms(self) -> float:
@@ -193,6 +198,7 @@ class SpanTimer:
         self.value = 0
         self.synchronizing = False
         self._inputs: LentArena | None = None
+        self._landing = Landing()
         self._staging: torch.Tensor | None = None
 
     @staticmethod
@@ -222,6 +228,7 @@ class SpanTimer:
         )
         marks = _Marks(len(calls))
         taken = torch.cuda.Event()
+        self._landing.reserve(len(calls), self.gpu.device)  # nothing allocates in the hold
         with self.gpu.hold.held():  # the GPU stays ours until the span is enqueued behind it
             started = time.perf_counter()
             self.subject.send(request, payload)
@@ -230,9 +237,10 @@ class SpanTimer:
             host_s = time.perf_counter() - started
             # the outputs checked and mapped now: nothing may wait in the span
             views = self._views(armed, len(calls)) if armed is not None else None
+            placed = self._landing.place(views) if views is not None else None
             self.gpu.stream.wait_stream(torch.cuda.current_stream())  # the staged inputs
             with torch.cuda.stream(self.gpu.stream):
-                outputs = self._enqueue(marks, ranges, words, first, views)
+                self._enqueue(marks, ranges, words, first, placed)
         with torch.cuda.stream(self.gpu.stream):
             synchronizing = armed is None
             if armed is None:  # forward waits on the GPU: its answer comes once a gate is open
@@ -240,12 +248,16 @@ class SpanTimer:
                 if armed is None:
                     raise SubjectLost(self.subject.role, "did not arm its timed calls")
                 host_s = time.perf_counter() - started
-                outputs = [copied(values) for values in self._views(armed, len(calls))]
+                views = self._views(armed, len(calls))
+            if placed is not None:
+                outputs = [self._landing.tensors(landed) for landed in placed]
+            else:  # copied only now, after the span's last call
+                outputs = [copied(values) for values in views or []]
             taken.record()
         self._wait(taken, words + 4)
         held_ms = self.gpu.hold.stolen_ms()
         modified = self._inputs_modified(ranges[-1][1] if ranges else 0)
-        handoff = self._handoff(ranges, first, views)  # before the subject lets its outputs go
+        handoff = self._handoff(ranges, first, placed)  # before the subject lets its outputs go
         self.subject.ask(ReleaseRequest(), expect=OkAnswer)
         self.synchronizing |= synchronizing
         return SpanResult(
@@ -255,6 +267,7 @@ class SpanTimer:
             host_s=host_s,
             outputs=outputs,
             synchronizing=synchronizing,
+            outputs_late=placed is None,
             signals=armed[0].signals,
             inputs_modified=modified,
             held_ms=held_ms,
@@ -278,33 +291,30 @@ class SpanTimer:
         ranges: list[tuple[int, int]],
         words: int,
         first: int,
-        views: list[list[Any]] | None = None,
-    ) -> list[list[Any]]:
+        placed: list[list[Any]] | None = None,
+    ) -> None:
         """A span on this process's stream, call by call: the call's inputs go in and L2 is
         flushed (timed from ``filling`` to ``opened``), its gate opens, and its clock stops once
-        the subject has written its done word; its outputs (``views``, when known) are copied
+        the subject has written its done word; its outputs (``placed``, when known) are copied
         at the start of the next call's copy window. The next call's inputs do not exist
-        before then, and no call's outputs may be left for the next call's launch to fill.
-        Returns the copies."""
+        before then, and no call's outputs may be left for the next call's launch to fill."""
         stream = self.gpu.stream.cuda_stream
-        outputs = []
         for index, (start, end) in enumerate(ranges):
             marks.filling[index].record()
-            if views is not None and index:
+            if placed is not None and index:
                 # the previous call's outputs, timed with this call's copy: GPU time the
                 # subject's context takes meanwhile shows as copy excess. L2 is flushed first,
                 # as in the calibration, where the outputs were not just written
                 self.gpu.flush()
-                outputs.append(copied(views[index - 1]))
+                Landing.copy(placed[index - 1])
             self._fill(start, end)
             self.gpu.flush()
             marks.opened[index].record()
             cuda.write_value(stream, words, first + index)
             cuda.wait_value(stream, words + 4, first + index)
             marks.ended[index].record()
-        if views is not None and ranges:
-            outputs.append(copied(views[-1]))
-        return outputs
+        if placed is not None and ranges:
+            Landing.copy(placed[-1])
 
     def _inputs_modified(self, used: int) -> bool:
         """Whether the subject wrote into its inputs: compared 8 bytes at a time (torch's
@@ -376,11 +386,11 @@ class SpanTimer:
             time.sleep(0.0002)
 
     def _handoff(
-        self, ranges: list[tuple[int, int]], first: int, views: list[list[Any]] | None
+        self, ranges: list[tuple[int, int]], first: int, placed: list[list[Any]] | None
     ) -> Handoff:
         """The same T-side work as a span, with the null subject doing one tiny kernel a call:
-        the same copies of the inputs, and of the subject's outputs (``views``) where the span
-        copied them call by call."""
+        the same copies of the inputs, and of the subject's outputs (``placed``) where the
+        span copied them call by call."""
         gate, words = self._words_for(self.calibrator)
         marks = _Marks(len(ranges))
         with self.gpu.hold.held():
@@ -389,7 +399,7 @@ class SpanTimer:
             )
             armed = self._armed(self.calibrator)
             with torch.cuda.stream(self.gpu.stream):
-                self._enqueue(marks, ranges, words, first, views)
+                self._enqueue(marks, ranges, words, first, placed)
         if armed is None and self._armed(self.calibrator, patience_s=SPAN_DEADLINE_S) is None:
             raise SubjectLost(self.calibrator.role, "did not arm its span")
         if ranges:

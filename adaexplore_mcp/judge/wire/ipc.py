@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from typing import Any
 
 from adaexplore_mcp.judge.wire import cuda
@@ -252,10 +253,10 @@ class CopyingDecoder(Decoder):
                 cuda.ipc_close(pointer)
 
     def view_all(self, values: list[Value]) -> list[Any]:
-        """``values`` checked and mapped as ``decode_all`` does, but not copied: every GPU tensor
-        a view of the memory the other process shared, for ``copied`` to copy at the moment
-        it must be read. Checking and mapping wait on the host, which a timed span cannot do
-        between its calls; the copy is only enqueued."""
+        """``values`` checked and mapped as ``decode_all`` does, but not copied: every tensor
+        in the memory the other process shared a ``Shared``, to copy at the moment it must be
+        read (``copied``, or byte for byte: ``trusted.landing``). Checking and mapping wait on
+        the host, which a timed span cannot do between its calls."""
         self._viewing = True
         try:
             return self.decode_all(values)
@@ -280,22 +281,36 @@ class CopyingDecoder(Decoder):
             storage = cuda.as_bytes(whole.data_ptr() + start, spec.storage_bytes)
         else:  # a slice shares the allocation's storage: copied at once, as every tensor here
             storage = whole[start : start + spec.storage_bytes]
-        view = view_of(storage, spec)
-        return view if self._viewing else _copy(view)
+        shared = Shared(storage, spec)
+        return shared if self._viewing else shared.tensor()
 
 
-def _copy(tensor):
-    import torch
+@dataclass(frozen=True)
+class Shared:
+    """A tensor in memory another process shared, checked and mapped but not copied: its
+    storage's bytes (a uint8 view of that memory) and how the tensor lies in them."""
 
-    return tensor.clone(memory_format=torch.contiguous_format)
+    storage: Any  # torch.Tensor, uint8
+    spec: TensorValue
+
+    def __post_init__(self) -> None:
+        view_of(self.storage, self.spec)  # checked now, not when it is copied
+
+    def tensor(self, storage: Any = None):
+        """The tensor in this process's own memory, made from ``storage`` (a copy of these
+        bytes) or else from the shared memory itself (enqueued on the current stream)."""
+        import torch
+
+        view = view_of(self.storage if storage is None else storage, self.spec)
+        return view.clone(memory_format=torch.contiguous_format)
 
 
 def copied(value: Any) -> Any:
-    """A value from ``CopyingDecoder.view_all`` with every GPU tensor copied into this process's
-    memory (enqueued on the current stream), as ``decode_all`` would have returned it."""
+    """A value from ``CopyingDecoder.view_all`` with every shared tensor copied into this
+    process's memory, as ``decode_all`` would have returned it."""
     if isinstance(value, list | tuple):
         items = [copied(item) for item in value]
         return tuple(items) if isinstance(value, tuple) else items
-    if getattr(value, "is_cuda", False):
-        return _copy(value)
+    if isinstance(value, Shared):
+        return value.tensor()
     return value
