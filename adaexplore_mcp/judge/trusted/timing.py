@@ -198,6 +198,7 @@ class SpanTimer:
         self.value = 0
         self.synchronizing = False
         self._inputs: LentArena | None = None
+        self._null_inputs: LentArena | None = None  # the calibration's, lent by the null subject
         self._landing = Landing()
         self._staging: torch.Tensor | None = None
 
@@ -292,12 +293,16 @@ class SpanTimer:
         words: int,
         first: int,
         placed: list[list[Any]] | None = None,
+        *,
+        calibrating: bool = False,
     ) -> None:
         """A span on this process's stream, call by call: the call's inputs go in and L2 is
         flushed (timed from ``filling`` to ``opened``), its gate opens, and its clock stops once
         the subject has written its done word; its outputs (``placed``, when known) are copied
         at the start of the next call's copy window. The next call's inputs do not exist
-        before then, and no call's outputs may be left for the next call's launch to fill."""
+        before then, and no call's outputs may be left for the next call's launch to fill.
+        ``calibrating``: the null subject's span, whose copies of the inputs go into its own
+        memory."""
         stream = self.gpu.stream.cuda_stream
         for index, (start, end) in enumerate(ranges):
             marks.filling[index].record()
@@ -307,7 +312,7 @@ class SpanTimer:
                 # as in the calibration, where the outputs were not just written
                 self.gpu.flush()
                 Landing.copy(placed[index - 1])
-            self._fill(start, end)
+            self._fill(start, end, calibrating=calibrating)
             self.gpu.flush()
             marks.opened[index].record()
             cuda.write_value(stream, words, first + index)
@@ -338,6 +343,9 @@ class SpanTimer:
             self._staging = torch.empty(
                 self._inputs.size, dtype=torch.uint8, device=self.gpu.device
             )
+        largest = max((set_bytes(values) for values in sets), default=0)
+        if self._null_inputs is None or self._null_inputs.size < largest:
+            self._null_inputs = self.calibrator.borrow_arena(largest)
         self._inputs.reset()
         layout = _LayoutEncoder(self._inputs)
         calls, ranges = [], []
@@ -351,12 +359,20 @@ class SpanTimer:
             self._staging[start : start + source.numel()].copy_(source)
         return calls, layout.payload.payload(), ranges
 
-    def _fill(self, start: int, end: int) -> None:
+    def _fill(self, start: int, end: int, *, calibrating: bool = False) -> None:
         """Bytes of the inputs into the subject's arena, with a kernel of this process's (an SM
-        copy)."""
+        copy). Calibrating, into the null subject's own memory, one set's worth: the subject
+        sees nothing of the calibration, so none of its work can start on a word written
+        there."""
         assert self._inputs is not None and self._staging is not None
-        if end > start:
-            torch.bitwise_or(self._staging[start:end], 0, out=self._inputs.bytes[start:end])
+        if end <= start:
+            return
+        if calibrating:
+            assert self._null_inputs is not None
+            target = self._null_inputs.bytes[: end - start]
+        else:
+            target = self._inputs.bytes[start:end]
+        torch.bitwise_or(self._staging[start:end], 0, out=target)
 
     def _armed(
         self, link: Link, *, patience_s: float | None = None
@@ -399,7 +415,7 @@ class SpanTimer:
             )
             armed = self._armed(self.calibrator)
             with torch.cuda.stream(self.gpu.stream):
-                self._enqueue(marks, ranges, words, first, placed)
+                self._enqueue(marks, ranges, words, first, placed, calibrating=True)
         if armed is None and self._armed(self.calibrator, patience_s=SPAN_DEADLINE_S) is None:
             raise SubjectLost(self.calibrator.role, "did not arm its span")
         if ranges:
