@@ -3,7 +3,10 @@ a description sent by a candidate cannot make it read outside what was sent."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import torch
@@ -303,25 +306,35 @@ def _share_tensors(connection) -> None:
     connection.recv()
 
 
+@contextlib.contextmanager
+def _shared_by_child(target) -> Iterator[tuple[list[Value], Any]]:
+    """The descriptions a spawned process (``target``) sends of tensors it shares, and our end
+    of its pipe; it is told ``done`` and joined after."""
+    import multiprocessing
+
+    from pydantic import TypeAdapter
+
+    torch.zeros(1, device="cuda")  # a context for the driver's calls, as the trusted one has
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe()
+    child = context.Process(target=target, args=(theirs,))
+    child.start()
+    try:
+        yield TypeAdapter(list[Value]).validate_python(ours.recv()), ours
+    finally:
+        ours.send("done")
+        child.join(timeout=30)
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_tensors_shared_from_one_allocation_are_read_in_place_of_their_storage():
     """The trusted process maps each shared allocation once and reads every tensor as a slice
     of it: each value, layout and offset arrives as sent, and a description reaching past the
     allocation, or into memory that has become the judge's own, is refused."""
-    import multiprocessing
-
-    from pydantic import TypeAdapter
-
     from adaexplore_mcp.judge.wire.ipc import CopyingDecoder
 
-    torch.zeros(1, device="cuda")  # a context for the driver's calls, as the trusted one has
-    context = multiprocessing.get_context("spawn")
-    ours, theirs = context.Pipe()
-    child = context.Process(target=_share_tensors, args=(theirs,))
-    child.start()
-    try:
-        specs = TypeAdapter(list[Value]).validate_python(ours.recv())
+    with _shared_by_child(_share_tensors) as (specs, _):
         own: set[str] = set()
         decoder = CopyingDecoder(b"", own_handles=own)
         block, small, pair, odd = decoder.decode_all(specs)
@@ -340,9 +353,6 @@ def test_tensors_shared_from_one_allocation_are_read_in_place_of_their_storage()
         with pytest.raises(DecodeError, match="judge's own"):
             decoder.decode_all([specs[0]])
         decoder.close()
-    finally:
-        ours.send("done")
-        child.join(timeout=30)
 
 
 def _share_then_write(connection) -> None:
@@ -367,19 +377,9 @@ def test_outputs_are_read_when_copied_not_when_their_description_is_checked():
     """A timed span checks every call's outputs before its first gate opens and copies each
     call's right after its done word (``trusted.timing``): a copy holds what the memory held
     then, whatever the other process writes after, and keeps the outputs' structure."""
-    import multiprocessing
-
-    from pydantic import TypeAdapter
-
     from adaexplore_mcp.judge.wire.ipc import CopyingDecoder, copied
 
-    torch.zeros(1, device="cuda")
-    context = multiprocessing.get_context("spawn")
-    ours, theirs = context.Pipe()
-    child = context.Process(target=_share_then_write, args=(theirs,))
-    child.start()
-    try:
-        specs = TypeAdapter(list[Value]).validate_python(ours.recv())
+    with _shared_by_child(_share_then_write) as (specs, ours):
         decoder = CopyingDecoder(b"", own_handles=set())
         views = decoder.view_all(specs)
         before = copied(views)
@@ -392,6 +392,3 @@ def test_outputs_are_read_when_copied_not_when_their_description_is_checked():
         assert after[0][0].sum().item() == 256 and after[1][0].sum().item() == 248
         assert after[0][0].data_ptr() != views[0][0].storage.data_ptr()  # this process's
         decoder.close()
-    finally:
-        ours.send("done")
-        child.join(timeout=30)

@@ -8,7 +8,7 @@ process that dies, closes its socket or answers out of turn is ``SubjectLost``.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 import torch
@@ -227,26 +227,28 @@ class Link:
 
     def take_sets(self, sets: list[list[Value]], payload: bytes) -> list[list[Any]]:
         """Several lists of values in one payload, taken with one wait for the GPU."""
-        try:
+        with self._decoding():
             decoder = self.decoder(payload)
             taken = [decoder.decode_all(values) for values in sets]
             if self.device.type == "cuda":  # copied before the other side may reuse the memory
                 torch.cuda.current_stream().synchronize()
             return taken
-        except _UNDECODABLE as exc:
-            raise SubjectLost(
-                self.role, f"sent values that do not decode ({exc})", garbled=True
-            ) from None
 
     def views(self, sets: list[list[Value]], payload: bytes) -> list[list[Any]]:
         """Several lists of values the other process sent, checked and mapped as ``take_sets``
         does but not copied yet: on a GPU each tensor is a view of the other process's memory,
         for ``wire.ipc.copied`` to copy the moment it must be read, without waiting."""
-        try:
+        with self._decoding():
             decoder = self.decoder(payload)
             if isinstance(decoder, CopyingDecoder):
                 return [decoder.view_all(values) for values in sets]
             return [decoder.decode_all(values) for values in sets]
+
+    @contextlib.contextmanager
+    def _decoding(self) -> Iterator[None]:
+        """What the other process sent that does not decode is its fault: it is lost."""
+        try:
+            yield
         except _UNDECODABLE as exc:
             raise SubjectLost(
                 self.role, f"sent values that do not decode ({exc})", garbled=True
