@@ -129,6 +129,16 @@ def test_a_kernel_cannot_signal_any_process_but_its_own(unguarded_judge):
     _still_serves(unguarded_judge)
 
 
+@pytest.mark.parametrize("leave", ["os.setsid()", "os.setpgid(0, 0)"])
+def test_a_kernel_cannot_leave_its_process_group(unguarded_judge, leave):
+    """The judge stops a job's process group while it calibrates its clock; a process that
+    left the group would go on launching GPU work. Past the source check, the system-call
+    filter refuses both ways out."""
+    result = unguarded_judge.evaluate(SOFTMAX, module(f"{leave}\nreturn torch.softmax(x, -1)"))
+    assert result.status is Status.RUNTIME_ERROR, result.message
+    assert result.error.type == "PermissionError", result.message
+
+
 def test_a_kernel_cannot_start_processes_on_the_cpu(unguarded_judge):
     """Through the low-level module the audit hook never sees, too."""
     for spawn in (
@@ -145,11 +155,13 @@ def test_a_kernel_cannot_start_processes_on_the_cpu(unguarded_judge):
 
 def test_processes_a_kernel_may_start_are_killed_with_it(loop_thread, tmp_path):
     """Where processes are allowed (on a GPU Triton needs them), they stay in the kernel's PID
-    namespace and end with its evaluation, setsid or not."""
+    namespace and process group (a session of their own is refused) and end with its
+    evaluation."""
     marker = "987654321"
     spawn = "getattr(os, 'posix_spawnp')"
     code = module(
-        f"{spawn}('sleep', ['sleep', '{marker}'], {{}}, setsid=True)\n"
+        f"try:\n    {spawn}('sleep', ['sleep', '{marker}'], {{}}, setsid=True)\n"
+        "except PermissionError:\n    pass\nelse:\n    raise AssertionError('a new session')\n"
         f"{spawn}('sleep', ['sleep', '{marker}'], {{}})\n"
         "return torch.softmax(x, -1)"
     )

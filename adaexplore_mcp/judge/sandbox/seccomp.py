@@ -99,6 +99,9 @@ _X86_64 = _Table(
         "io_uring_register": 427,
         "name_to_handle_at": 303,
         "open_by_handle_at": 304,
+        # the judge stops a job's process group while it calibrates (``trusted.timing``)
+        "setsid": 112,
+        "setpgid": 109,
     },
     spawning={"fork": 57, "vfork": 58, "execve": 59, "execveat": 322},
     clone=56,
@@ -156,6 +159,8 @@ _AARCH64 = _Table(
         "io_uring_register": 427,
         "name_to_handle_at": 264,
         "open_by_handle_at": 265,
+        "setsid": 157,
+        "setpgid": 154,
     },
     spawning={"execve": 221, "execveat": 281},
     clone=220,
