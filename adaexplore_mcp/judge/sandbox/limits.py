@@ -8,6 +8,7 @@ import fcntl
 import os
 import resource
 import signal
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 # Diagnostics the worker passes on to every process of a job (``worker.processes``).
@@ -139,6 +140,30 @@ def _max_fd() -> int:
 def kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def groups_stopped(pgids: Iterable[int]) -> Iterator[None]:
+    """Every process of the groups ``pgids`` stopped by the kernel (SIGSTOP, which a process
+    can neither catch nor ignore) inside the block, and continued after it, whatever
+    happened. A user-code process cannot leave its group (``sandbox.seccomp``), and a stopped
+    one launches nothing. A group that is gone has nothing to stop."""
+    stopped = []
+    try:
+        for pgid in pgids:
+            if pgid <= 1 or pgid == os.getpgrp():  # 0 and 1 name no job's group
+                raise ValueError(f"{pgid} is not a user-code process group")
+            with contextlib.suppress(ProcessLookupError):
+                # its leader lives as long as the job's processes do (``sandbox.enter``)
+                if os.getpgid(pgid) != pgid:
+                    raise ValueError(f"process {pgid} does not lead a process group")
+                os.killpg(pgid, signal.SIGSTOP)
+                stopped.append(pgid)
+        yield
+    finally:
+        for pgid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pgid, signal.SIGCONT)
 
 
 def kill_children(keep: set[int] | frozenset[int] = frozenset()) -> int:

@@ -76,8 +76,10 @@ class Link:
         own_handles: set[str],
         *,
         ready: ReadyAnswer | None = None,
+        group: int | None = None,
     ) -> None:
         self.role = role
+        self.group = group  # its process group, which the judge may stop (a user-code process)
         self._ready = ready  # read already (a process that serves many jobs)
         self.channel = channel
         self.device = device

@@ -123,7 +123,7 @@ class Resident:
             for role, channel in channels.items():
                 with contextlib.suppress(ChannelClosed):  # a process that is gone: found so
                     channel.send(HandedJob(job=_part_for(role, job)))
-            links = self._links(job, channels, order.calibrated)
+            links = self._links(job, channels, order)
             try:
                 with profiled(os.environ, "trusted"):
                     run(job, Reporter(report_w), links, self.peaks)
@@ -145,10 +145,13 @@ class Resident:
                 with contextlib.suppress(OSError):
                     os.close(fd)
 
-    def _links(self, job: ChildJob, channels: dict[Role, Channel], calibrated: bool):
+    def _links(self, job: ChildJob, channels: dict[Role, Channel], order: ResidentOrder):
         own: set[str] = set()  # the arenas of this job, which no process may send back
-        links = {role: Link(role, channel, self.device, own) for role, channel in channels.items()}
-        if calibrated and self.calibrator is not None:
+        links = {
+            role: Link(role, channel, self.device, own, group=order.groups.get(role))
+            for role, channel in channels.items()
+        }
+        if order.calibrated and self.calibrator is not None:
             links["calibrator"] = Link(
                 "calibrator", self.calibrator, self.device, own, ready=self.calibrator_ready
             )

@@ -83,6 +83,9 @@ class ResidentOrder(BaseModel):
     roles: list[Literal["candidate", "task"]] = Field(default_factory=list)
     calibrated: bool = False  # the job uses the null subject
     task_kept: bool = False  # the task's process outlives the job (``worker.kept``)
+    # role -> the process group of that user-code process (its own, which it cannot leave):
+    # the trusted process stops them while it calibrates (``trusted.timing``)
+    groups: dict[str, int] = Field(default_factory=dict)
 
 
 resident_order_adapter: TypeAdapter[ResidentOrder] = TypeAdapter(ResidentOrder)

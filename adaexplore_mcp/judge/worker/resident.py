@@ -100,6 +100,7 @@ class ResidentPair:
             roles=roles,  # type: ignore[arg-type]
             calibrated="calibrator" in roles_for(job),
             task_kept=task is not None,
+            groups=_groups(started, task),
         )
         fds = [job_r, report_w, out_w, *(sockets[role].fileno() for role in roles)]
         try:
@@ -163,6 +164,14 @@ class Residents:
         if self._pair is not None:
             self._pair.end()
             self._pair = None
+
+
+def _groups(started: Started, task: Forked | None) -> dict[str, int]:
+    """Each user-code process's group: the process the worker forked leads it (``sandbox``)."""
+    groups = {process.role: process.pid for process in started.processes}
+    if task is not None:
+        groups["task"] = task.pid
+    return {role: pid for role, pid in groups.items() if role in USER_ROLES}
 
 
 def _child(body: Callable[[], None]) -> None:
