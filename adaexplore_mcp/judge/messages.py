@@ -81,6 +81,15 @@ def never_finished() -> str:
     )
 
 
+def kept_busy(limit_ms: float) -> str:
+    return (
+        f"The kernel's process left work running on the GPU for over {limit_ms:g} ms after "
+        "its timed calls had reported done (with its process stopped). Everything forward "
+        "launches must be part of the call: join any other stream back into the current one "
+        "before returning, and launch nothing that outlives the call."
+    )
+
+
 def garbled(phase: Phase, why: str) -> str:
     return (
         f"The kernel's process {why} while {PHASE_WORDS[phase]}: something in it changed or "

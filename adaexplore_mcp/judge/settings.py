@@ -68,6 +68,21 @@ class TimingSettings(BaseModel):
         "its gate was closed). Honest kernels showed up to 0.048 ms on an H200; a kernel can "
         "hide at most this much work a span.",
     )
+    settle_quiet_ms: float = Field(
+        default=3.0,
+        gt=0,
+        le=100,
+        description="After each span, with the job's processes stopped, the judge waits until "
+        "no other process has had a turn on the GPU for this long before it times the null "
+        "subject. Longer than the GPU's time slice (about 2 ms on an H100).",
+    )
+    settle_limit_ms: float = Field(
+        default=500.0,
+        gt=0,
+        le=60_000,
+        description="How long the GPU may stay busy after a span's calls with the job's "
+        "processes stopped: a kernel that leaves work running longer fails its timing.",
+    )
     l2_flush_factor: float = Field(
         default=2.0, ge=1.0, description="The L2 flush buffer is this many times the L2 size."
     )

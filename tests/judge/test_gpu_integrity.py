@@ -16,6 +16,8 @@ from .exploits import (
     PADDED,
     SIDE_STREAM,
     Exploit,
+    busy_through_the_calibration,
+    padded,
     touching,
     wrapped,
 )
@@ -133,3 +135,35 @@ def test_a_forward_that_waits_on_the_gpu_is_timed_one_call_a_span(gpu_judge):  #
     assert result.status is Status.CORRECT, result.message
     assert result.timing is not None and result.timing.synchronizing
     assert result.timing.calls_per_span == 1
+
+
+# 8 GiB zeroed every call: about 3 ms on an H100, so that a calibration slowed by a time slice
+# (about 2.4 ms) takes most of each call off, not all of it (a kernel judged to take no time
+# at all is rejected as an impossible speedup)
+PAD_FLOATS = 2**31
+
+
+def test_work_left_running_through_the_calibration_gains_nothing(gpu_judge):  # noqa: F811
+    """After each span the candidate's process launches a kernel that spins until the judge
+    releases it, after the calibration: the GPU time-slices between processes, so the null
+    subject's calls took a time slice longer, and that was taken off every call (on an H100:
+    a handoff of 2.54 ms against 0.29, softmax judged to take 0.0 µs). Now the job's processes
+    are stopped from the span's end until the calibration's, and the calibration starts only
+    once the GPU has been quiet for longer than a time slice."""
+    judge, _ = gpu_judge
+    honest = judge.evaluate(TASKS["softmax"], padded(PAD_FLOATS))
+    busy = judge.evaluate(TASKS["softmax"], busy_through_the_calibration(pad=PAD_FLOATS))
+    assert honest.status is Status.CORRECT, honest.message
+    assert busy.status is Status.CORRECT, busy.message
+    assert busy.runtime.median_ms >= 0.97 * honest.runtime.median_ms, busy.message
+    assert busy.timing.handoff_ms <= 1.05 * honest.timing.handoff_ms, busy.message
+
+
+def test_work_left_running_past_the_settle_limit_fails_the_kernel(gpu_judge):  # noqa: F811
+    """A spin that outlives its span by two seconds, its process stopped: the judge waits for
+    the GPU to be quiet up to its limit, then fails the kernel with what to change."""
+    judge, _ = gpu_judge
+    code = busy_through_the_calibration(limit_ms=2000.0, released=False)
+    result = judge.evaluate(TASKS["softmax"], code)
+    assert result.status is Status.RUNTIME_ERROR, result.message
+    assert result.error.type == "KeptBusy" and "after its timed calls" in result.message

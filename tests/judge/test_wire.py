@@ -13,8 +13,8 @@ import torch
 from pydantic import ValidationError
 
 from adaexplore_mcp.judge.settings import TimingSettings
+from adaexplore_mcp.judge.trusted.span_result import Handoff, SpanResult
 from adaexplore_mcp.judge.trusted.spans import plan_calls, run_spans
-from adaexplore_mcp.judge.trusted.timing import Handoff, SpanResult
 from adaexplore_mcp.judge.wire.frames import HEADER, Channel, ChannelClosed, FrameBuffer, FrameError
 from adaexplore_mcp.judge.wire.subject import ValuesAnswer, answer_adapter
 from adaexplore_mcp.judge.wire.values import (

@@ -17,9 +17,10 @@ from adaexplore_mcp.judge.trusted.compare import Comparison
 from adaexplore_mcp.judge.trusted.gpu import Gpu
 from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed
 from adaexplore_mcp.judge.trusted.report import Reporter
+from adaexplore_mcp.judge.trusted.span_result import SpanResult
 from adaexplore_mcp.judge.trusted.spans import run_spans, stats
 from adaexplore_mcp.judge.trusted.timed_calls import first_wrong
-from adaexplore_mcp.judge.trusted.timing import SpanResult, SpanTimer
+from adaexplore_mcp.judge.trusted.timing import SpanTimer
 from adaexplore_mcp.judge.wire.jobs import ChildJob
 from adaexplore_mcp.judge.wire.subject import (
     BuildAnswer,

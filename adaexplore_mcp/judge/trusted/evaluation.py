@@ -375,7 +375,7 @@ class TrustedEvaluation:
 
     def _time(self) -> tuple[RuntimeStats, TimingDetail]:
         from adaexplore_mcp.judge.trusted.timed_calls import time_candidate
-        from adaexplore_mcp.judge.trusted.timing import SubjectStuck
+        from adaexplore_mcp.judge.trusted.timing import SubjectBusy, SubjectStuck
 
         try:
             return time_candidate(self)
@@ -387,6 +387,8 @@ class TrustedEvaluation:
             self._fail(failure.answer.error, Phase.TIMING, loading=False)
         except SubjectStuck:
             raise verdicts.stuck(self) from None
+        except SubjectBusy as busy:
+            raise verdicts.kept_busy(self, busy.limit_ms) from None
 
     # -- verdicts (``verdicts.py``) ------------------------------------------------------------
 

@@ -13,8 +13,9 @@ from adaexplore_mcp.judge.result import KernelTime, Phase, RuntimeStats, TimingD
 from adaexplore_mcp.judge.trusted import integrity
 from adaexplore_mcp.judge.trusted.gpu import Gpu
 from adaexplore_mcp.judge.trusted.peaks import PeakFlops, describe_math, peak_math
+from adaexplore_mcp.judge.trusted.span_result import SpanResult
 from adaexplore_mcp.judge.trusted.spans import run_spans, stats
-from adaexplore_mcp.judge.trusted.timing import SpanResult, SpanTimer, set_bytes
+from adaexplore_mcp.judge.trusted.timing import SpanTimer, set_bytes
 from adaexplore_mcp.judge.wire.subject import Profile
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ def time_candidate(evaluation: TrustedEvaluation) -> tuple[RuntimeStats, TimingD
             gpu=gpu,
             settings=settings,
             variant=variant.name,
+            others=[evaluation.task_link],
         )
         one_set: list[Any] = []
 

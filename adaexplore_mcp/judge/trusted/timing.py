@@ -6,28 +6,35 @@ in this process's memory) reaching the call's number, the call, and a write of t
 done word; it answers once it has. This process then enqueues on its own stream, for every
 call: an event; a copy of the call's fresh input set into the buffers it reads (with a kernel,
 so the subject cannot see it before then); an L2 flush; the *opened* event; the gate's opening;
-a wait on the done word; the *ended* event. The next call's copy begins with an L2 flush and
-a copy of this call's outputs, timed with it (the calibration copies as much). So the subject's
-host (and any load on this machine) is outside the span, a call's inputs did not exist before
-its gate closed on the previous call (no call can work out the next one's result early), no
-call's outputs are read after the next gate opens (no call can leave its work to the next
-one's launch), and every call starts on an L2 just flushed (the regime of
-``triton.testing.do_bench``). A subject that answers only once its gates are open (its forward
-waits on the GPU) names its outputs too late for that: its spans have one call each
-(``trusted.spans``).
+a wait on the done word; the *ended* event. The next call's copy begins with an L2 flush and a
+copy of this call's outputs, timed with it (the calibration copies as much); the last call's
+outputs are copied in a timed window of their own. So the subject's host (and any load on this
+machine) is outside the span, a call's inputs did not exist before its gate closed on the
+previous call (no call can work out the next one's result early), no call's outputs are read
+after the next gate opens (no call can leave its work to the next one's launch), and every call
+starts on an L2 just flushed (the regime of ``triton.testing.do_bench``). A subject that
+answers only once its gates are open (its forward waits on the GPU) names its outputs too late
+for that: its spans have one call each (``trusted.spans``).
 
 Handing the GPU from one process's context to another's costs a stable fraction of a
 millisecond (``notes/cross-process-timing-h100.md``). A *calibration span* with a trusted null
 subject (``trusted.calibrator``), the same copies and flushes and one tiny kernel a call,
-measures that handoff next to every span. A call's time is its gated time (opened to ended)
-less the handoff, never below zero: a call that runs no kernel behind its gate hands the GPU
-back in a few microseconds, and would otherwise take a handoff off its neighbours' time.
+measures that handoff next to every span. The GPU time-slices between contexts, so work the
+subject left running would make every calibration call a time slice longer, all of it taken off
+the subject's calls (a softmax judged to take no time on an H100). So from the span's end to
+the calibration's, every user-code process of the job is stopped by the operating system
+(``sandbox.limits.groups_stopped``: a stopped process launches nothing, and none can leave its
+group), and the calibration starts only once the GPU has been quiet for longer than a time
+slice (``Hold.settle``); work that outlives ``timing.settle_limit_ms`` fails the kernel. A
+call's time is its gated time (opened to ended) less the handoff, never below zero: a call that
+runs no kernel behind its gate hands the GPU back in a few microseconds, and would otherwise
+take a handoff off its neighbours' time.
 
 The clock that counts runs from each gate's opening to its done word: copying gigabytes of
-inputs takes longer than the calls themselves on some tasks, and its jitter would otherwise land
-in every call. The copies are still timed, in the span and in the calibration: whatever the
-span's copies took beyond the calibration's is GPU time the subject's context held while its
-gates were closed, and what exceeds an allowance is charged to the calls.
+inputs takes longer than the calls themselves on some tasks, and its jitter would otherwise
+land in every call. The copies are still timed, in the span and in the calibration: whatever
+the span's copies took beyond the calibration's is GPU time the subject's context held while
+its gates were closed, and what exceeds an allowance is charged to the calls.
 
 Before the first copy there is a wait: the subject's host enqueues its calls after it is asked
 to, while the GPU would sit idle, free for work the subject launches on a stream the gate does
@@ -38,24 +45,25 @@ calibration's, that time is charged like the copy excess.
 The allowance exists because an honest subject's copy excess is not zero: on an H200 it was
 0.001-0.048 ms a span (median per evaluation, bundled solutions), whatever the span's size,
 while the calibration's own copy varies little. Charging all of it added 1-4% to every median
-and most of the spread between evaluations; charging what exceeds the allowance keeps the
-check on work hidden before the gate (``timing.fill_allowance_ms`` a span, at most, goes
-uncounted).
-"""
+and most of the spread between evaluations; charging what exceeds the allowance keeps the check
+on work hidden before the gate (``timing.fill_allowance_ms`` a span, at most, goes uncounted)."""
 
 from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
+from adaexplore_mcp.judge.sandbox.limits import groups_stopped
 from adaexplore_mcp.judge.settings import TimingSettings
 from adaexplore_mcp.judge.trusted.gpu import Gpu
 from adaexplore_mcp.judge.trusted.landing import Landing
 from adaexplore_mcp.judge.trusted.link import Link, SubjectLost
+from adaexplore_mcp.judge.trusted.span_result import Handoff, SpanResult
 from adaexplore_mcp.judge.wire import cuda
 from adaexplore_mcp.judge.wire.ipc import ALIGN, LentArena, copied, storage_bytes
 from adaexplore_mcp.judge.wire.subject import (
@@ -66,7 +74,6 @@ from adaexplore_mcp.judge.wire.subject import (
     Gate,
     OkAnswer,
     ReleaseRequest,
-    Signals,
 )
 from adaexplore_mcp.judge.wire.values import Encoder, PayloadEncoder, TensorValue, Value, describe
 
@@ -75,6 +82,14 @@ SPAN_DEADLINE_S = 60.0
 
 class SubjectStuck(Exception):
     """The subject armed its calls but never reported them done."""
+
+
+class SubjectBusy(Exception):
+    """Work of the subject's context kept the GPU busy after its span, its processes stopped."""
+
+    def __init__(self, limit_ms: float) -> None:
+        super().__init__(f"the GPU stayed busy for {limit_ms:g} ms after the span")
+        self.limit_ms = limit_ms
 
 
 class _LayoutEncoder(Encoder):
@@ -106,80 +121,34 @@ def set_bytes(values: list[Any]) -> int:
 
 
 @dataclass
-class Handoff:
-    """The calibration span: the null subject's gated time a call, and its inputs' copies and
-    flushes."""
-
-    gated_ms: float  # a call's, the median of the span's
-    fill_ms: float  # every call's copy and flush together
-    held_ms: float = 0.0  # GPU time other contexts took while the null subject armed
-
-
-@dataclass
-class SpanResult:
-    gated_ms: list[float]  # a call's: from its gate's opening to its done word
-    fill_ms: float  # the calls' input copies and flushes, every gate closed
-    handoff: Handoff
-    host_s: float
-    outputs: list[list[Any]]
-    synchronizing: bool
-    signals: Signals
-    inputs_modified: bool
-    held_ms: float = 0.0  # GPU time other contexts took while the subject armed
-    fill_allowance_ms: float = 0.0
-    # its outputs were copied after its last call, not each behind its call: one call's work
-    # could have been left to the next (a subject that armed late, or outputs too large for
-    # the memory set aside)
-    outputs_late: bool = False
-
-    @property
-    def handoff_ms(self) -> float:
-        return self.handoff.gated_ms
-
-    @property
-    def fill_excess_ms(self) -> float:
-        """GPU time the subject's context took while its gates were closed."""
-        return max(self.fill_ms - self.handoff.fill_ms, 0.0)
-
-    @property
-    def held_excess_ms(self) -> float:
-        """GPU time the subject's context took while the judge held the GPU for it to arm."""
-        return max(self.held_ms - self.handoff.held_ms, 0.0)
-
-    @property
-    def charged_excess_ms(self) -> float:
-        """The GPU time the subject took before its gates opened, beyond what honest subjects
-        show: counted as calls."""
-        return max(self.fill_excess_ms + self.held_excess_ms - self.fill_allowance_ms, 0.0)
-
-    def per_call_ms(self, calls: int) -> float:
-        """The calls' mean: each call's gated time less the handoff (at least zero), plus the
-        charged excess, over the calls."""
-        own = sum(max(gated - self.handoff_ms, 0.0) for gated in self.gated_ms)
-        return (own + self.charged_excess_ms) / calls
-
-
-@dataclass
 class _Marks:
     """A span's events on this process's stream: per call, before its copy (``filling``), at
-    its gate's opening (``opened``) and once its done word came (``ended``)."""
+    its gate's opening (``opened``) and once its done word came (``ended``); around the copy
+    of the last call's outputs (``tail``)."""
 
     calls: int
     filling: list[torch.cuda.Event] = field(init=False)
     opened: list[torch.cuda.Event] = field(init=False)
     ended: list[torch.cuda.Event] = field(init=False)
+    tail: list[torch.cuda.Event] = field(init=False)
 
     def __post_init__(self) -> None:
-        def events() -> list[torch.cuda.Event]:
-            return [torch.cuda.Event(enable_timing=True) for _ in range(self.calls)]
+        def events(count: int) -> list[torch.cuda.Event]:
+            return [torch.cuda.Event(enable_timing=True) for _ in range(count)]
 
-        self.filling, self.opened, self.ended = events(), events(), events()
+        self.filling, self.opened, self.ended = (
+            events(self.calls),
+            events(self.calls),
+            events(self.calls),
+        )
+        self.tail = events(2)
 
     def gated_ms(self) -> list[float]:
         return [a.elapsed_time(b) for a, b in zip(self.opened, self.ended, strict=True)]
 
     def fill_ms(self) -> float:
-        return sum(a.elapsed_time(b) for a, b in zip(self.filling, self.opened, strict=True))
+        fills = sum(a.elapsed_time(b) for a, b in zip(self.filling, self.opened, strict=True))
+        return fills + (self.tail[0].elapsed_time(self.tail[1]) if self.calls else 0.0)
 
 
 class SpanTimer:
@@ -192,8 +161,16 @@ class SpanTimer:
         settings: TimingSettings,
         variant: str,
         compiled: bool = False,
+        others: Sequence[Link] = (),
     ) -> None:
+        """``others``: the job's other user-code processes, stopped with the subject's while
+        the null subject is timed."""
+        if subject.group is None:
+            raise ValueError(
+                f"the {subject.role}'s process group is not known: it cannot be stopped"
+            )
         self.subject, self.calibrator, self.gpu = subject, calibrator, gpu
+        self.groups = [link.group for link in (subject, *others) if link.group is not None]
         self.settings, self.variant, self.compiled = settings, variant, compiled
         self.value = 0
         self.synchronizing = False
@@ -257,8 +234,10 @@ class SpanTimer:
             taken.record()
         self._wait(taken, words + 4)
         held_ms = self.gpu.hold.stolen_ms()
-        modified = self._inputs_modified(ranges[-1][1] if ranges else 0)
-        handoff = self._handoff(ranges, first, placed)  # before the subject lets its outputs go
+        with groups_stopped(self.groups):  # no process of the job launches anything meanwhile
+            self._settle()
+            modified = self._inputs_modified(ranges[-1][1] if ranges else 0)
+            handoff = self._handoff(ranges, first, placed)  # before the subject lets go
         self.subject.ask(ReleaseRequest(), expect=OkAnswer)
         self.synchronizing |= synchronizing
         return SpanResult(
@@ -318,8 +297,12 @@ class SpanTimer:
             cuda.write_value(stream, words, first + index)
             cuda.wait_value(stream, words + 4, first + index)
             marks.ended[index].record()
+        marks.tail[0].record()
         if placed is not None and ranges:
+            # timed like the others: the last call's own work may still be running here
+            self.gpu.flush()
             Landing.copy(placed[-1])
+        marks.tail[1].record()
 
     def _inputs_modified(self, used: int) -> bool:
         """Whether the subject wrote into its inputs: compared 8 bytes at a time (torch's
@@ -391,6 +374,17 @@ class SpanTimer:
                 self.subject.role, "answered for another number of calls", garbled=True
             )
         return self.subject.views(answer.outputs, payload)
+
+    def _settle(self) -> None:
+        """Wait, on the GPU, until no other context has taken a turn for longer than a time
+        slice: work the subject's context left running would take turns from the calibration,
+        every one of which would be taken off the subject's calls. Its processes are stopped,
+        so nothing new can start."""
+        settled = self.gpu.hold.settle(
+            quiet_ms=self.settings.settle_quiet_ms, limit_ms=self.settings.settle_limit_ms
+        )
+        if not settled.quiet:
+            raise SubjectBusy(self.settings.settle_limit_ms)
 
     def _wait(self, event: torch.cuda.Event, done_word: int) -> None:
         deadline = time.monotonic() + SPAN_DEADLINE_S

@@ -77,6 +77,13 @@ def stuck(evaluation: TrustedEvaluation) -> EarlyVerdict:
     return EarlyVerdict(result(evaluation, Status.RUNTIME_ERROR, text, error=detail))
 
 
+def kept_busy(evaluation: TrustedEvaluation, limit_ms: float) -> EarlyVerdict:
+    """Work the kernel's process left on the GPU outlived its timed calls."""
+    text = messages.kept_busy(limit_ms)
+    detail = ErrorDetail(type="KeptBusy", message=text, phase=Phase.TIMING)
+    return EarlyVerdict(result(evaluation, Status.RUNTIME_ERROR, text, error=detail))
+
+
 def rejected(evaluation: TrustedEvaluation, violation: Violation) -> EvalResult:
     flag = IntegrityFlag(check=violation.check.value, detail=violation.detail)
     message = f"Rejected by the {violation.check.value} check: {violation.detail}."

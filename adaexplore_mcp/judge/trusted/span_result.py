@@ -1,0 +1,63 @@
+"""What one span measured, and what of it is charged to the subject's calls
+(``trusted.timing`` measures it; ``trusted.spans`` runs spans one after another)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from adaexplore_mcp.judge.wire.subject import Signals
+
+
+@dataclass
+class Handoff:
+    """The calibration span: the null subject's gated time a call, and its inputs' copies and
+    flushes."""
+
+    gated_ms: float  # a call's, the median of the span's
+    fill_ms: float  # every call's copy and flush together
+    held_ms: float = 0.0  # GPU time other contexts took while the null subject armed
+
+
+@dataclass
+class SpanResult:
+    gated_ms: list[float]  # a call's: from its gate's opening to its done word
+    fill_ms: float  # the calls' input copies and flushes, every gate closed
+    handoff: Handoff
+    host_s: float
+    outputs: list[list[Any]]
+    synchronizing: bool
+    signals: Signals
+    inputs_modified: bool
+    held_ms: float = 0.0  # GPU time other contexts took while the subject armed
+    fill_allowance_ms: float = 0.0
+    # its outputs were copied after its last call, not each behind its call: one call's work
+    # could have been left to the next (a subject that armed late, or outputs too large for
+    # the memory set aside)
+    outputs_late: bool = False
+
+    @property
+    def handoff_ms(self) -> float:
+        return self.handoff.gated_ms
+
+    @property
+    def fill_excess_ms(self) -> float:
+        """GPU time the subject's context took while its gates were closed."""
+        return max(self.fill_ms - self.handoff.fill_ms, 0.0)
+
+    @property
+    def held_excess_ms(self) -> float:
+        """GPU time the subject's context took while the judge held the GPU for it to arm."""
+        return max(self.held_ms - self.handoff.held_ms, 0.0)
+
+    @property
+    def charged_excess_ms(self) -> float:
+        """The GPU time the subject took before its gates opened, beyond what honest subjects
+        show: counted as calls."""
+        return max(self.fill_excess_ms + self.held_excess_ms - self.fill_allowance_ms, 0.0)
+
+    def per_call_ms(self, calls: int) -> float:
+        """The calls' mean: each call's gated time less the handoff (at least zero), plus the
+        charged excess, over the calls."""
+        own = sum(max(gated - self.handoff_ms, 0.0) for gated in self.gated_ms)
+        return (own + self.charged_excess_ms) / calls
