@@ -393,7 +393,7 @@ def summarize_fidelity(out: dict) -> None:
         f"{'db span':>10} {'ratio':>7} {'fresh K':>10} {'ratio':>7} "
         f"{'CUPTI':>10} {'ratio':>7} {'CUPTI each':>10} {'ratio':>7} "
         f"{'quiet':>7} {'loaded':>7} {'K':>4} {'spans':>5} "
-        f"{'handoff':>8} {'excess':>8} {'db MHz min/med':>15}"
+        f"{'handoff':>8} {'excess':>8} {'settle q/l':>13} {'db MHz min/med':>15}"
     )
     for name, data in out.items():
         quiet = [r["median_ms"] for r in data["quiet"] if r["median_ms"]]
@@ -414,6 +414,13 @@ def summarize_fidelity(out: dict) -> None:
         excess = statistics.median(
             (r["timing"] or {}).get("fill_excess_ms", float("nan")) for r in data["quiet"]
         )
+        # other processes' GPU time after each span, while the judge waited for quiet
+        settled = [
+            statistics.median((r["timing"] or {}).get("settled_ms", float("nan")) for r in runs)
+            if runs
+            else float("nan")
+            for runs in (data["quiet"], data["loaded"])
+        ]
         print(
             f"{name:26} {median:10.4f} {data['do_bench_ms']:10.4f} "
             f"{median / data['do_bench_ms']:7.3f} {read:10.4f} {median / read:7.3f} "
@@ -424,7 +431,7 @@ def summarize_fidelity(out: dict) -> None:
             f"{spread(quiet):6.2f}% {spread(loaded):6.2f}% "
             f"{timing.get('calls_per_span', '-'):>4} {timing.get('spans', '-'):>5} "
             f"{timing.get('handoff_ms', float('nan')):8.4f} {excess:8.4f} "
-            f"{mhz:>15}"
+            f"{settled[0]:6.3f}/{settled[1]:6.3f} {mhz:>15}"
         )
 
 

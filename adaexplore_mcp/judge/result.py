@@ -255,6 +255,12 @@ class TimingDetail(BaseModel):
         "held the GPU waiting for it to enqueue its calls (work on streams the gate does not "
         "hold), beyond the calibration's. Charged with fill_excess_ms beyond the allowance.",
     )
+    settled_ms: float = Field(
+        default=0.0,
+        description="Median per span: GPU time other processes took after the span, while the "
+        "judge waited, the job's processes stopped, for the GPU to be quiet before timing its "
+        "null subject. Not charged; work the kernel left running shows here.",
+    )
     synchronizing: bool = Field(
         default=False,
         description="forward waited on the GPU itself, so its host time is inside the spans.",

@@ -31,6 +31,9 @@ class SpanResult:
     inputs_modified: bool
     held_ms: float = 0.0  # GPU time other contexts took while the subject armed
     fill_allowance_ms: float = 0.0
+    # GPU time other contexts took after the span, while the judge waited for the GPU to be
+    # quiet before its calibration (its processes stopped): a diagnostic, not charged
+    settled_ms: float = 0.0
     # its outputs were copied after its last call, not each behind its call: one call's work
     # could have been left to the next (a subject that armed late, or outputs too large for
     # the memory set aside)

@@ -34,6 +34,7 @@ class SpanMeasurement:
     handoff_ms: list[float] = field(default_factory=list)
     fill_excess_ms: list[float] = field(default_factory=list)
     held_excess_ms: list[float] = field(default_factory=list)
+    settled_ms: list[float] = field(default_factory=list)
     host_ms: list[float] = field(default_factory=list)
     calls_per_span: int = 1
     synchronizing: bool = False
@@ -109,6 +110,7 @@ def run_spans(
         measurement.handoff_ms.append(result.handoff_ms)
         measurement.fill_excess_ms.append(result.fill_excess_ms)
         measurement.held_excess_ms.append(result.held_excess_ms)
+        measurement.settled_ms.append(result.settled_ms)
         measurement.host_ms.append(result.host_s * 1e3 / calls)
     measurement.synchronizing = timer.synchronizing
     return measurement

@@ -134,6 +134,7 @@ def detail(measurement, profile: Profile | None) -> TimingDetail:
         handoff_ms=statistics.median(measurement.handoff_ms),
         fill_excess_ms=statistics.median(measurement.fill_excess_ms),
         held_ms=statistics.median(measurement.held_excess_ms),
+        settled_ms=statistics.median(measurement.settled_ms),
         synchronizing=measurement.synchronizing,
         host=stats(measurement.host_ms) if measurement.host_ms else None,
         kernels=kernels,

@@ -235,7 +235,7 @@ class SpanTimer:
         self._wait(taken, words + 4)
         held_ms = self.gpu.hold.stolen_ms()
         with groups_stopped(self.groups):  # no process of the job launches anything meanwhile
-            self._settle()
+            settled_ms = self._settle()
             modified = self._inputs_modified(ranges[-1][1] if ranges else 0)
             handoff = self._handoff(ranges, first, placed)  # before the subject lets go
         self.subject.ask(ReleaseRequest(), expect=OkAnswer)
@@ -252,6 +252,7 @@ class SpanTimer:
             inputs_modified=modified,
             held_ms=held_ms,
             fill_allowance_ms=self.settings.fill_allowance_ms,
+            settled_ms=settled_ms,
         )
 
     def warm(self, sets: list[list[Any]]) -> None:
@@ -375,7 +376,7 @@ class SpanTimer:
             )
         return self.subject.views(answer.outputs, payload)
 
-    def _settle(self) -> None:
+    def _settle(self) -> float:
         """Wait, on the GPU, until no other context has taken a turn for longer than a time
         slice: work the subject's context left running would take turns from the calibration,
         every one of which would be taken off the subject's calls. Its processes are stopped,
@@ -385,6 +386,7 @@ class SpanTimer:
         )
         if not settled.quiet:
             raise SubjectBusy(self.settings.settle_limit_ms)
+        return settled.stolen_ms
 
     def _wait(self, event: torch.cuda.Event, done_word: int) -> None:
         deadline = time.monotonic() + SPAN_DEADLINE_S
