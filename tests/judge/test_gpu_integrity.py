@@ -143,16 +143,23 @@ def test_a_forward_that_waits_on_the_gpu_is_timed_one_call_a_span(gpu_judge):  #
 PAD_FLOATS = 2**31
 
 
-def test_work_left_running_through_the_calibration_gains_nothing(gpu_judge):  # noqa: F811
+@pytest.mark.parametrize("delay_ms", [0.3, 4.0])
+def test_work_left_running_through_the_calibration_gains_nothing(
+    gpu_judge,  # noqa: F811
+    delay_ms,
+):
     """After each span the candidate's process launches a kernel that spins until the judge
     releases it, after the calibration: the GPU time-slices between processes, so the null
     subject's calls took a time slice longer, and that was taken off every call (on an H100:
     a handoff of 2.54 ms against 0.29, softmax judged to take 0.0 µs). Now the job's processes
     are stopped from the span's end until the calibration's, and the calibration starts only
-    once the GPU has been quiet for longer than a time slice."""
+    once the GPU has been quiet for longer than a time slice. Launched 0.3 ms after the last
+    call, the spin runs into the settle, which waits it out; launched 4 ms after, its process
+    is stopped by then and launches it only once the calibration is over."""
     judge, _ = gpu_judge
     honest = judge.evaluate(TASKS["softmax"], padded(PAD_FLOATS))
-    busy = judge.evaluate(TASKS["softmax"], busy_through_the_calibration(pad=PAD_FLOATS))
+    code = busy_through_the_calibration(pad=PAD_FLOATS, delay_ms=delay_ms)
+    busy = judge.evaluate(TASKS["softmax"], code)
     assert honest.status is Status.CORRECT, honest.message
     assert busy.status is Status.CORRECT, busy.message
     assert busy.runtime.median_ms >= 0.97 * honest.runtime.median_ms, busy.message

@@ -67,11 +67,14 @@ def test_a_stopped_group_goes_on_when_the_block_fails(ticking):
     assert _ticks(ticking.stdout, 0.2) > 0
 
 
-def test_a_group_that_is_gone_is_nothing_to_stop(ticking):
-    ticking.kill()
-    ticking.wait()
-    with groups_stopped([ticking.pid]):
+def test_a_group_that_is_gone_is_said_so_and_the_others_go_on(ticking):
+    """Nothing of a group that is gone can be stopped, and the caller must know it; the groups
+    stopped before it are continued."""
+    gone = subprocess.Popen([sys.executable, "-c", ""], start_new_session=True)
+    gone.wait()
+    with pytest.raises(ProcessLookupError), groups_stopped([ticking.pid, gone.pid]):
         pass
+    assert _ticks(ticking.stdout, 0.2) > 0
 
 
 @pytest.mark.parametrize("pgid", [0, 1, os.getpgrp()])

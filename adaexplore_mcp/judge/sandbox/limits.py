@@ -147,18 +147,18 @@ def groups_stopped(pgids: Iterable[int]) -> Iterator[None]:
     """Every process of the groups ``pgids`` stopped by the kernel (SIGSTOP, which a process
     can neither catch nor ignore) inside the block, and continued after it, whatever
     happened. A user-code process cannot leave its group (``sandbox.seccomp``), and a stopped
-    one launches nothing. A group that is gone has nothing to stop."""
+    one launches nothing. Raises ``ProcessLookupError`` for a group that is gone (its leader
+    lives as long as the job's processes do, ``sandbox.enter``): nothing was stopped, and the
+    caller must not go on as if it had been."""
     stopped = []
     try:
         for pgid in pgids:
             if pgid <= 1 or pgid == os.getpgrp():  # 0 and 1 name no job's group
                 raise ValueError(f"{pgid} is not a user-code process group")
-            with contextlib.suppress(ProcessLookupError):
-                # its leader lives as long as the job's processes do (``sandbox.enter``)
-                if os.getpgid(pgid) != pgid:
-                    raise ValueError(f"process {pgid} does not lead a process group")
-                os.killpg(pgid, signal.SIGSTOP)
-                stopped.append(pgid)
+            if os.getpgid(pgid) != pgid:
+                raise ValueError(f"process {pgid} does not lead a process group")
+            os.killpg(pgid, signal.SIGSTOP)
+            stopped.append(pgid)
         yield
     finally:
         for pgid in stopped:

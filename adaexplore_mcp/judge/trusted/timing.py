@@ -50,9 +50,10 @@ on work hidden before the gate (``timing.fill_allowance_ms`` a span, at most, go
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -234,7 +235,7 @@ class SpanTimer:
             taken.record()
         self._wait(taken, words + 4)
         held_ms = self.gpu.hold.stolen_ms()
-        with groups_stopped(self.groups):  # no process of the job launches anything meanwhile
+        with self._stopped():  # no process of the job launches anything meanwhile
             settled_ms = self._settle()
             modified = self._inputs_modified(ranges[-1][1] if ranges else 0)
             handoff = self._handoff(ranges, first, placed)  # before the subject lets go
@@ -375,6 +376,19 @@ class SpanTimer:
                 self.subject.role, "answered for another number of calls", garbled=True
             )
         return self.subject.views(answer.outputs, payload)
+
+    @contextlib.contextmanager
+    def _stopped(self) -> Iterator[None]:
+        """The job's user-code processes stopped; a group that is gone ends the timing (its
+        leader ends only with the job's processes)."""
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(groups_stopped(self.groups))
+            except ProcessLookupError:
+                raise SubjectLost(
+                    self.subject.role, "is gone (its process group could not be stopped)"
+                ) from None
+            yield
 
     def _settle(self) -> float:
         """Wait, on the GPU, until no other context has taken a turn for longer than a time
