@@ -134,7 +134,9 @@ def test_a_kernel_cannot_leave_its_process_group(unguarded_judge, leave):
     """The judge stops a job's process group while it calibrates its clock; a process that
     left the group would go on launching GPU work. Past the source check, the system-call
     filter refuses both ways out."""
-    result = unguarded_judge.evaluate(SOFTMAX, module(f"{leave}\nreturn torch.softmax(x, -1)"))
+    # once: a second setsid fails anyway, its process leading the session the first made
+    forward = f"if not _LEFT:\n    _LEFT.append({leave})\nreturn torch.softmax(x, -1)"
+    result = unguarded_judge.evaluate(SOFTMAX, module(forward, prelude="_LEFT = []"))
     assert result.status is Status.RUNTIME_ERROR, result.message
     assert result.error.type == "PermissionError", result.message
 
