@@ -14,7 +14,8 @@ import torch
 from adaexplore_mcp.judge.result import RuntimeStats
 from adaexplore_mcp.judge.settings import TimingSettings
 from adaexplore_mcp.judge.trusted.span_result import SpanResult
-from adaexplore_mcp.judge.trusted.timing import SpanTimer, set_bytes
+from adaexplore_mcp.judge.trusted.staging import set_bytes
+from adaexplore_mcp.judge.trusted.timing import SpanTimer
 
 
 def stats(samples_ms: list[float]) -> RuntimeStats:

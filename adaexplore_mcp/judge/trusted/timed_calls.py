@@ -15,7 +15,8 @@ from adaexplore_mcp.judge.trusted.gpu import Gpu
 from adaexplore_mcp.judge.trusted.peaks import PeakFlops, describe_math, peak_math
 from adaexplore_mcp.judge.trusted.span_result import SpanResult
 from adaexplore_mcp.judge.trusted.spans import run_spans, stats
-from adaexplore_mcp.judge.trusted.timing import SpanTimer, set_bytes
+from adaexplore_mcp.judge.trusted.staging import set_bytes
+from adaexplore_mcp.judge.trusted.timing import SpanTimer
 from adaexplore_mcp.judge.wire.subject import Profile
 
 if TYPE_CHECKING:

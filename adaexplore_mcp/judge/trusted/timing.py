@@ -65,8 +65,9 @@ from adaexplore_mcp.judge.trusted.gpu import Gpu
 from adaexplore_mcp.judge.trusted.landing import Landing
 from adaexplore_mcp.judge.trusted.link import Link, SubjectLost
 from adaexplore_mcp.judge.trusted.span_result import Handoff, SpanResult
+from adaexplore_mcp.judge.trusted.staging import SpanInputs
 from adaexplore_mcp.judge.wire import cuda
-from adaexplore_mcp.judge.wire.ipc import ALIGN, LentArena, copied, storage_bytes
+from adaexplore_mcp.judge.wire.ipc import ALIGN, copied
 from adaexplore_mcp.judge.wire.subject import (
     ArmedAnswer,
     ArmRequest,
@@ -76,7 +77,6 @@ from adaexplore_mcp.judge.wire.subject import (
     OkAnswer,
     ReleaseRequest,
 )
-from adaexplore_mcp.judge.wire.values import Encoder, PayloadEncoder, TensorValue, Value, describe
 
 SPAN_DEADLINE_S = 60.0
 
@@ -91,34 +91,6 @@ class SubjectBusy(Exception):
     def __init__(self, limit_ms: float) -> None:
         super().__init__(f"the GPU stayed busy for {limit_ms:g} ms after the span")
         self.limit_ms = limit_ms
-
-
-class _LayoutEncoder(Encoder):
-    """Places tensors in an arena's layout without copying them: their storage bytes go to a
-    staging buffer of this process first, and into the arena only inside the span."""
-
-    def __init__(self, arena: LentArena) -> None:
-        self.arena = arena
-        self.payload = PayloadEncoder()
-        self.placed: list[tuple[int, Any]] = []
-
-    def tensor(self, tensor) -> TensorValue:
-        if tensor.device.type != "cuda":
-            return self.payload.tensor(tensor)
-        nbytes = tensor.untyped_storage().nbytes()
-        start = self.arena.reserve(nbytes)
-        self.placed.append((start, tensor))
-        return describe(tensor, "cuda", ipc=self.arena.handle, alloc_offset=start)
-
-
-def set_bytes(values: list[Any]) -> int:
-    total = 0
-    for value in values:
-        if isinstance(value, torch.Tensor) and value.device.type == "cuda":
-            total += -(-value.untyped_storage().nbytes() // ALIGN) * ALIGN
-        elif isinstance(value, list | tuple):
-            total += set_bytes(list(value))
-    return total
 
 
 @dataclass
@@ -175,10 +147,8 @@ class SpanTimer:
         self.settings, self.variant, self.compiled = settings, variant, compiled
         self.value = 0
         self.synchronizing = False
-        self._inputs: LentArena | None = None
-        self._null_inputs: LentArena | None = None  # the calibration's, lent by the null subject
+        self.inputs = SpanInputs(subject, calibrator, gpu.device)
         self._landing = Landing()
-        self._staging: torch.Tensor | None = None
 
     @staticmethod
     def _words_for(link: Link) -> tuple[Gate, int]:
@@ -191,7 +161,7 @@ class SpanTimer:
 
     def span(self, sets: list[list[Any]]) -> SpanResult:
         """Time one call of forward per input set (each set used once, never seen before)."""
-        calls, payload, ranges = self._stage(sets)
+        calls, payload, ranges = self.inputs.stage(sets)
         # Words of their own for every span: the handoff depends on where its words lie, and
         # an evaluation whose null subject's words were quick (0.2849 against ~0.2865 ms on an
         # H100) read ~1.5% slow on every call; new words each span average that out
@@ -237,7 +207,7 @@ class SpanTimer:
         held_ms = self.gpu.hold.stolen_ms()
         with self._stopped():  # no process of the job launches anything meanwhile
             settled_ms = self._settle()
-            modified = self._inputs_modified(ranges[-1][1] if ranges else 0)
+            modified = self.inputs.modified(ranges[-1][1] if ranges else 0)
             handoff = self._handoff(ranges, first, placed)  # before the subject lets go
         self.subject.ask(ReleaseRequest(), expect=OkAnswer)
         self.synchronizing |= synchronizing
@@ -293,7 +263,7 @@ class SpanTimer:
                 # as in the calibration, where the outputs were not just written
                 self.gpu.flush()
                 Landing.copy(placed[index - 1])
-            self._fill(start, end, calibrating=calibrating)
+            self.inputs.fill(start, end, calibrating=calibrating)
             self.gpu.flush()
             marks.opened[index].record()
             cuda.write_value(stream, words, first + index)
@@ -305,59 +275,6 @@ class SpanTimer:
             self.gpu.flush()
             Landing.copy(placed[-1])
         marks.tail[1].record()
-
-    def _inputs_modified(self, used: int) -> bool:
-        """Whether the subject wrote into its inputs: compared 8 bytes at a time (torch's
-        comparison makes a flag per element, 3-4 ms a span byte by byte on an H200)."""
-        assert self._inputs is not None and self._staging is not None
-        words = used // 8 * 8
-        staged, lent = self._staging, self._inputs.bytes
-        return not (
-            torch.equal(staged[:words].view(torch.int64), lent[:words].view(torch.int64))
-            and torch.equal(staged[words:used], lent[words:used])
-        )
-
-    def _stage(
-        self, sets: list[list[Any]]
-    ) -> tuple[list[list[Value]], bytes, list[tuple[int, int]]]:
-        """Lay the sets out in the subject's input arena, their bytes in a staging buffer; each
-        set's range of the arena (its padding included, so the ranges tile it)."""
-        needed = sum(set_bytes(values) for values in sets)
-        if self._inputs is None or self._inputs.size < needed:
-            self._inputs = self.subject.borrow_arena(needed)
-            self._staging = torch.empty(
-                self._inputs.size, dtype=torch.uint8, device=self.gpu.device
-            )
-        largest = max((set_bytes(values) for values in sets), default=0)
-        if self._null_inputs is None or self._null_inputs.size < largest:
-            self._null_inputs = self.calibrator.borrow_arena(largest)
-        self._inputs.reset()
-        layout = _LayoutEncoder(self._inputs)
-        calls, ranges = [], []
-        for values in sets:
-            start = self._inputs.used
-            calls.append(layout.encode_all(values))
-            ranges.append((start, self._inputs.used))
-        assert self._staging is not None
-        for start, tensor in layout.placed:
-            source = storage_bytes(tensor)
-            self._staging[start : start + source.numel()].copy_(source)
-        return calls, layout.payload.payload(), ranges
-
-    def _fill(self, start: int, end: int, *, calibrating: bool = False) -> None:
-        """Bytes of the inputs into the subject's arena, with a kernel of this process's (an SM
-        copy). Calibrating, into the null subject's own memory, one set's worth: the subject
-        sees nothing of the calibration, so none of its work can start on a word written
-        there."""
-        assert self._inputs is not None and self._staging is not None
-        if end <= start:
-            return
-        if calibrating:
-            assert self._null_inputs is not None
-            target = self._null_inputs.bytes[: end - start]
-        else:
-            target = self._inputs.bytes[start:end]
-        torch.bitwise_or(self._staging[start:end], 0, out=target)
 
     def _armed(
         self, link: Link, *, patience_s: float | None = None

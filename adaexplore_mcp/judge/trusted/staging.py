@@ -1,0 +1,103 @@
+"""A span's inputs: laid out in the memory the subject lent (``LendRequest``), their bytes
+staged in this process's memory, written into the lent memory only inside the span, call by
+call (``trusted.timing``), and compared with what was written after it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from adaexplore_mcp.judge.trusted.link import Link
+from adaexplore_mcp.judge.wire.ipc import ALIGN, LentArena, storage_bytes
+from adaexplore_mcp.judge.wire.values import Encoder, PayloadEncoder, TensorValue, Value, describe
+
+
+class _LayoutEncoder(Encoder):
+    """Places tensors in an arena's layout without copying them: their storage bytes go to a
+    staging buffer of this process first, and into the arena only inside the span."""
+
+    def __init__(self, arena: LentArena) -> None:
+        self.arena = arena
+        self.payload = PayloadEncoder()
+        self.placed: list[tuple[int, Any]] = []
+
+    def tensor(self, tensor) -> TensorValue:
+        if tensor.device.type != "cuda":
+            return self.payload.tensor(tensor)
+        nbytes = tensor.untyped_storage().nbytes()
+        start = self.arena.reserve(nbytes)
+        self.placed.append((start, tensor))
+        return describe(tensor, "cuda", ipc=self.arena.handle, alloc_offset=start)
+
+
+def set_bytes(values: list[Any]) -> int:
+    total = 0
+    for value in values:
+        if isinstance(value, torch.Tensor) and value.device.type == "cuda":
+            total += -(-value.untyped_storage().nbytes() // ALIGN) * ALIGN
+        elif isinstance(value, list | tuple):
+            total += set_bytes(list(value))
+    return total
+
+
+class SpanInputs:
+    """The subject's input arena and this process's staging copy of it; the null subject's
+    arena, which the calibration's copies go into."""
+
+    def __init__(self, subject: Link, calibrator: Link, device: torch.device) -> None:
+        self.subject, self.calibrator, self.device = subject, calibrator, device
+        self._arena: LentArena | None = None
+        self._null: LentArena | None = None  # the calibration's, lent by the null subject
+        self._staging: torch.Tensor | None = None
+
+    def modified(self, used: int) -> bool:
+        """Whether the subject wrote into its inputs: compared 8 bytes at a time (torch's
+        comparison makes a flag per element, 3-4 ms a span byte by byte on an H200)."""
+        assert self._arena is not None and self._staging is not None
+        words = used // 8 * 8
+        staged, lent = self._staging, self._arena.bytes
+        return not (
+            torch.equal(staged[:words].view(torch.int64), lent[:words].view(torch.int64))
+            and torch.equal(staged[words:used], lent[words:used])
+        )
+
+    def stage(
+        self, sets: list[list[Any]]
+    ) -> tuple[list[list[Value]], bytes, list[tuple[int, int]]]:
+        """Lay the sets out in the subject's input arena, their bytes in a staging buffer; each
+        set's range of the arena (its padding included, so the ranges tile it)."""
+        needed = sum(set_bytes(values) for values in sets)
+        if self._arena is None or self._arena.size < needed:
+            self._arena = self.subject.borrow_arena(needed)
+            self._staging = torch.empty(self._arena.size, dtype=torch.uint8, device=self.device)
+        largest = max((set_bytes(values) for values in sets), default=0)
+        if self._null is None or self._null.size < largest:
+            self._null = self.calibrator.borrow_arena(largest)
+        self._arena.reset()
+        layout = _LayoutEncoder(self._arena)
+        calls, ranges = [], []
+        for values in sets:
+            start = self._arena.used
+            calls.append(layout.encode_all(values))
+            ranges.append((start, self._arena.used))
+        assert self._staging is not None
+        for start, tensor in layout.placed:
+            source = storage_bytes(tensor)
+            self._staging[start : start + source.numel()].copy_(source)
+        return calls, layout.payload.payload(), ranges
+
+    def fill(self, start: int, end: int, *, calibrating: bool = False) -> None:
+        """Bytes of the inputs into the subject's arena, with a kernel of this process's (an SM
+        copy). Calibrating, into the null subject's own memory, one set's worth: the subject
+        sees nothing of the calibration, so none of its work can start on a word written
+        there."""
+        assert self._arena is not None and self._staging is not None
+        if end <= start:
+            return
+        if calibrating:
+            assert self._null is not None
+            target = self._null.bytes[: end - start]
+        else:
+            target = self._arena.bytes[start:end]
+        torch.bitwise_or(self._staging[start:end], 0, out=target)
