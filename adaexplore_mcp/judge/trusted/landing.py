@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from adaexplore_mcp.judge.wire.ipc import ALIGN, Shared
+from adaexplore_mcp.judge.wire.ipc import Shared, aligned, mapped
 
 
 @dataclass(frozen=True)
@@ -49,11 +49,17 @@ class Landing:
         capacity = 0 if self._buffer is None else self._buffer.numel()
         if sum(sizes) > capacity:
             return None
-        placed, offset = [], 0
-        for outputs in views:
-            laid, offset = _lay(outputs, self._buffer, offset)
-            placed.append(laid)
-        return placed
+        buffer, offset = self._buffer, 0
+
+        def land(shared: Shared) -> Landed:
+            nonlocal offset
+            assert buffer is not None  # a shared tensor has bytes, so the buffer holds them
+            nbytes = shared.storage.numel()
+            target = buffer[offset : offset + nbytes]
+            offset += aligned(nbytes)
+            return Landed(shared, target)
+
+        return [mapped(outputs, Shared, land) for outputs in views]
 
     @staticmethod
     def copy(outputs: list[Any]) -> None:
@@ -65,32 +71,15 @@ class Landing:
     def tensors(outputs: list[Any]) -> list[Any]:
         """One call's outputs as tensors of their own, made from what was copied (after the
         span, on the stream that copied them)."""
-        return _made(outputs)
-
-
-def _aligned(nbytes: int) -> int:
-    return -(-nbytes // ALIGN) * ALIGN
+        return mapped(outputs, Landed, lambda landed: landed.shared.tensor(landed.target))
 
 
 def _bytes(value: Any) -> int:
     if isinstance(value, Shared):
-        return _aligned(value.storage.numel())
+        return aligned(value.storage.numel())
     if isinstance(value, list | tuple):
         return sum(_bytes(item) for item in value)
     return 0
-
-
-def _lay(value: Any, buffer: Any, offset: int) -> tuple[Any, int]:
-    if isinstance(value, Shared):
-        nbytes = value.storage.numel()
-        return Landed(value, buffer[offset : offset + nbytes]), offset + _aligned(nbytes)
-    if isinstance(value, list | tuple):
-        items = []
-        for item in value:
-            laid, offset = _lay(item, buffer, offset)
-            items.append(laid)
-        return (tuple(items) if isinstance(value, tuple) else items), offset
-    return value, offset
 
 
 def _leaves(value: Any) -> list[Landed]:
@@ -99,12 +88,3 @@ def _leaves(value: Any) -> list[Landed]:
     if isinstance(value, list | tuple):
         return [leaf for item in value for leaf in _leaves(item)]
     return []
-
-
-def _made(value: Any) -> Any:
-    if isinstance(value, Landed):
-        return value.shared.tensor(value.target)
-    if isinstance(value, list | tuple):
-        items = [_made(item) for item in value]
-        return tuple(items) if isinstance(value, tuple) else items
-    return value

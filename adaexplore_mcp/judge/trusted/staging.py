@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from adaexplore_mcp.judge.trusted.link import Link
-from adaexplore_mcp.judge.wire.ipc import ALIGN, LentArena, storage_bytes
+from adaexplore_mcp.judge.wire.ipc import LentArena, aligned, storage_bytes
 from adaexplore_mcp.judge.wire.values import Encoder, PayloadEncoder, TensorValue, Value, describe
 
 
@@ -35,7 +35,7 @@ def set_bytes(values: list[Any]) -> int:
     total = 0
     for value in values:
         if isinstance(value, torch.Tensor) and value.device.type == "cuda":
-            total += -(-value.untyped_storage().nbytes() // ALIGN) * ALIGN
+            total += aligned(value.untyped_storage().nbytes())
         elif isinstance(value, list | tuple):
             total += set_bytes(list(value))
     return total

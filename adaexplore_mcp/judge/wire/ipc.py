@@ -16,8 +16,9 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from adaexplore_mcp.judge.wire import cuda
 from adaexplore_mcp.judge.wire.values import (
@@ -34,6 +35,12 @@ from adaexplore_mcp.judge.wire.values import (
 )
 
 ALIGN = 256
+L = TypeVar("L")
+
+
+def aligned(nbytes: int) -> int:
+    """``nbytes`` rounded up to where the next tensor in an arena may start."""
+    return -(-nbytes // ALIGN) * ALIGN
 
 
 def storage_bytes(tensor):  # -> torch.Tensor (uint8, the tensor's whole storage, no copy)
@@ -53,7 +60,7 @@ class _Filled:
         self.used = 0
 
     def reserve(self, nbytes: int) -> int:
-        start = -(-self.used // ALIGN) * ALIGN
+        start = aligned(self.used)
         if start + nbytes > self.size:
             raise MemoryError(f"arena of {self.size} bytes is full")
         self.used = start + nbytes
@@ -118,7 +125,7 @@ def arena_bytes(values: list[Any]) -> int:
     total = 0
     for value in values:
         if isinstance(value, torch.Tensor):
-            total += -(-value.untyped_storage().nbytes() // ALIGN) * ALIGN
+            total += aligned(value.untyped_storage().nbytes())
         elif isinstance(value, list | tuple):
             total += arena_bytes(list(value))
     return total
@@ -308,9 +315,15 @@ class Shared:
 def copied(value: Any) -> Any:
     """A value from ``CopyingDecoder.view_all`` with every shared tensor copied into this
     process's memory, as ``decode_all`` would have returned it."""
+    return mapped(value, Shared, Shared.tensor)
+
+
+def mapped(value: Any, leaf: type[L], change: Callable[[L], Any]) -> Any:
+    """``value`` with every ``leaf`` in it (nested lists and tuples too, in order) changed by
+    ``change``; everything else as it was."""
+    if isinstance(value, leaf):
+        return change(value)
     if isinstance(value, list | tuple):
-        items = [copied(item) for item in value]
+        items = [mapped(item, leaf, change) for item in value]
         return tuple(items) if isinstance(value, tuple) else items
-    if isinstance(value, Shared):
-        return value.tensor()
     return value
