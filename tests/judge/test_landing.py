@@ -57,3 +57,14 @@ def test_outputs_larger_than_the_memory_set_aside_are_left_to_be_copied_after_th
     assert landing.place([large]) is None
     landing.reserve(1, torch.device("cpu"))  # the next span sets aside as much
     assert landing.place([large]) is not None
+
+
+def test_empty_outputs_land_with_nothing_set_aside():
+    """A call that returns empty tensors needs no room: its outputs are placed (and made empty)
+    even before anything has been set aside, rather than failing the trusted process."""
+    landing = Landing()
+    placed = landing.place([[shared(torch.empty(0)), shared(torch.empty(0, 3))]])
+    assert placed is not None
+    Landing.copy(placed[0])
+    made = Landing.tensors(placed[0])
+    assert made[0].shape == (0,) and made[1].shape == (0, 3)

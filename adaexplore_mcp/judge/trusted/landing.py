@@ -53,8 +53,10 @@ class Landing:
 
         def land(shared: Shared) -> Landed:
             nonlocal offset
-            assert buffer is not None  # a shared tensor has bytes, so the buffer holds them
             nbytes = shared.storage.numel()
+            if not nbytes:  # nothing to copy, and perhaps nothing set aside
+                return Landed(shared, shared.storage[:0])
+            assert buffer is not None  # its bytes were counted against the buffer's
             target = buffer[offset : offset + nbytes]
             offset += aligned(nbytes)
             return Landed(shared, target)
