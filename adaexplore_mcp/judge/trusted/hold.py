@@ -37,7 +37,7 @@ PREEMPTION_NS = 3_000
 
 
 @triton.jit
-def _global_ns():
+def global_ns():
     return tl.inline_asm_elementwise(
         "mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1
     )
@@ -45,10 +45,10 @@ def _global_ns():
 
 @triton.jit
 def hold_kernel(word_ptr, value, stolen_ptr, PREEMPTION: tl.constexpr):
-    previous = _global_ns()
+    previous = global_ns()
     stolen = previous * 0
     while tl.load(word_ptr, volatile=True) < value:
-        now = _global_ns()
+        now = global_ns()
         gap = now - previous
         stolen += tl.where(gap > PREEMPTION, gap, 0)
         previous = now
@@ -57,12 +57,12 @@ def hold_kernel(word_ptr, value, stolen_ptr, PREEMPTION: tl.constexpr):
 
 @triton.jit(do_not_specialize=["quiet_ns", "limit_ns"])
 def settle_kernel(out_ptr, quiet_ns, limit_ns, PREEMPTION: tl.constexpr):
-    start = _global_ns()
+    start = global_ns()
     previous = start
     quiet_since = start
     stolen = start * 0
     while (previous - quiet_since < quiet_ns) & (previous - start < limit_ns):
-        now = _global_ns()
+        now = global_ns()
         gap = now - previous
         preempted = gap > PREEMPTION
         stolen += tl.where(preempted, gap, 0)
