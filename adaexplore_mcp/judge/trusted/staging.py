@@ -14,16 +14,17 @@ from adaexplore_mcp.judge.wire.values import Encoder, PayloadEncoder, TensorValu
 
 
 class _LayoutEncoder(Encoder):
-    """Places tensors in an arena's layout without copying them: their storage bytes go to a
-    staging buffer of this process first, and into the arena only inside the span."""
+    """Places the span device's tensors in an arena's layout without copying them: their
+    storage bytes go to a staging buffer of this process first, and into the arena only inside
+    the span. Other tensors (the host's) travel in the payload."""
 
-    def __init__(self, arena: LentArena) -> None:
-        self.arena = arena
+    def __init__(self, arena: LentArena, device: torch.device) -> None:
+        self.arena, self.device_type = arena, device.type
         self.payload = PayloadEncoder()
         self.placed: list[tuple[int, Any]] = []
 
     def tensor(self, tensor) -> TensorValue:
-        if tensor.device.type != "cuda":
+        if tensor.device.type != self.device_type:
             return self.payload.tensor(tensor)
         nbytes = tensor.untyped_storage().nbytes()
         start = self.arena.reserve(nbytes)
@@ -31,13 +32,14 @@ class _LayoutEncoder(Encoder):
         return describe(tensor, "cuda", ipc=self.arena.handle, alloc_offset=start)
 
 
-def set_bytes(values: list[Any]) -> int:
+def set_bytes(values: list[Any], device_type: str = "cuda") -> int:
+    """The arena bytes one input set's tensors of ``device_type`` take."""
     total = 0
     for value in values:
-        if isinstance(value, torch.Tensor) and value.device.type == "cuda":
+        if isinstance(value, torch.Tensor) and value.device.type == device_type:
             total += aligned(value.untyped_storage().nbytes())
         elif isinstance(value, list | tuple):
-            total += set_bytes(list(value))
+            total += set_bytes(list(value), device_type)
     return total
 
 
@@ -67,15 +69,15 @@ class SpanInputs:
     ) -> tuple[list[list[Value]], bytes, list[tuple[int, int]]]:
         """Lay the sets out in the subject's input arena, their bytes in a staging buffer; each
         set's range of the arena (its padding included, so the ranges tile it)."""
-        needed = sum(set_bytes(values) for values in sets)
+        needed = sum(set_bytes(values, self.device.type) for values in sets)
         if self._arena is None or self._arena.size < needed:
             self._arena = self.subject.borrow_arena(needed)
             self._staging = torch.empty(self._arena.size, dtype=torch.uint8, device=self.device)
-        largest = max((set_bytes(values) for values in sets), default=0)
+        largest = max((set_bytes(values, self.device.type) for values in sets), default=0)
         if self._null is None or self._null.size < largest:
             self._null = self.calibrator.borrow_arena(largest)
         self._arena.reset()
-        layout = _LayoutEncoder(self._arena)
+        layout = _LayoutEncoder(self._arena, self.device)
         calls, ranges = [], []
         for values in sets:
             start = self._arena.used
