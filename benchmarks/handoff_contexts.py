@@ -1,0 +1,155 @@
+"""Whether the GPU's handoff to another process's context belongs to that context.
+
+The judge takes from each gated call the handoff that a trusted null subject's context shows
+next to it (``trusted.timing``): that is right only if every context is handed the GPU alike.
+On an H200 (2026-11-28, ``notes/trusted-judge-h200.md``) an evaluation's median moved against
+its null subject's handoff, within a task: r = -0.76, slope -1.27 over 138 evaluations of the
+12 bundled solutions. What the null's handoff read differently from one evaluation to the next,
+the candidate's did not.
+
+This measures it with no judge around. A timing process T and several subject processes S,
+each with a context of its own, created one after another (``--idle N`` idle contexts created
+between two subjects: a context's place among the GPU's). In every round T times each subject
+in turn, in a new order each round: per call it flushes L2, records *opened*, opens the gate
+(a word in T's memory that S's stream waits on), waits on the done word S's stream writes after
+one tiny kernel, and records *ended*, the judge's span with a null call. If the subjects'
+medians differ by more than one subject's medians differ from round to round, the handoff is the
+context's, and a null subject's cannot stand for a candidate's.
+
+    python benchmarks/handoff_contexts.py [--subjects 6] [--rounds 20] [--calls 10] [--idle 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import random
+import statistics
+from multiprocessing.connection import Connection
+
+import torch
+
+from adaexplore_mcp.judge.wire import cuda
+
+WORDS_BYTES = 2 << 20  # an allocation of its own for each subject's gate and done words
+
+
+def _subject(conn: Connection, handle: str) -> None:
+    counter = torch.zeros(1, device="cuda")
+    counter.add_(1)  # the context made and the kernel loaded before any gate
+    torch.cuda.synchronize()
+    words = cuda.ipc_open(bytes.fromhex(handle))
+    stream = torch.cuda.current_stream().cuda_stream
+    conn.send("ready")
+    while (request := conn.recv()) is not None:
+        first, calls = request
+        for number in range(first, first + calls):
+            cuda.wait_value(stream, words, number)
+            counter.add_(1)
+            cuda.write_value(stream, words + 4, number)
+        conn.send("armed")
+    torch.cuda.synchronize()
+    cuda.ipc_close(words)
+
+
+def _idle(conn: Connection) -> None:
+    torch.zeros(1, device="cuda").add_(1)
+    torch.cuda.synchronize()
+    conn.send("ready")
+    conn.recv()
+
+
+class Subject:
+    def __init__(self, context: mp.context.SpawnContext) -> None:
+        self.words = cuda.mem_alloc(WORDS_BYTES)
+        cuda.as_bytes(self.words, 8).zero_()
+        torch.cuda.synchronize()
+        self.conn, theirs = context.Pipe()
+        handle = cuda.ipc_handle(self.words).hex()
+        self.process = context.Process(target=_subject, args=(theirs, handle))
+        self.process.start()
+        if self.conn.recv() != "ready":
+            raise RuntimeError("a subject did not start")
+        self.value = 0
+
+    def span(self, calls: int, stream: torch.cuda.Stream, flush: torch.Tensor) -> float:
+        """The median gated time of ``calls`` null calls, in ms."""
+        first = self.value + 1
+        self.value += calls
+        self.conn.send((first, calls))
+        if self.conn.recv() != "armed":
+            raise RuntimeError("a subject did not arm")
+        opened = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
+        ended = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
+        with torch.cuda.stream(stream):
+            for index, number in enumerate(range(first, first + calls)):
+                flush.zero_()
+                opened[index].record()
+                cuda.write_value(stream.cuda_stream, self.words, number)
+                cuda.wait_value(stream.cuda_stream, self.words + 4, number)
+                ended[index].record()
+        stream.synchronize()
+        return statistics.median(a.elapsed_time(b) for a, b in zip(opened, ended, strict=True))
+
+    def close(self) -> None:
+        self.conn.send(None)
+        self.process.join()
+        cuda.mem_free(self.words)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--subjects", type=int, default=6)
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--calls", type=int, default=10)
+    parser.add_argument("--idle", type=int, default=0, help="idle contexts between subjects")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    context = mp.get_context("spawn")
+    properties = torch.cuda.get_device_properties(0)
+    flush = torch.empty(2 * properties.L2_cache_size, dtype=torch.uint8, device="cuda")
+    stream = torch.cuda.Stream()
+    subjects, idle = [], []
+    for index in range(args.subjects):
+        if index:
+            for _ in range(args.idle):
+                ours, theirs = context.Pipe()
+                process = context.Process(target=_idle, args=(theirs,))
+                process.start()
+                ours.recv()
+                idle.append((ours, process))
+        subjects.append(Subject(context))
+    print(f"{properties.name}: {args.subjects} subjects, {args.idle} idle contexts between two")
+    for subject in subjects:  # one span each, unrecorded: every path warm
+        subject.span(args.calls, stream, flush)
+    rounds: list[list[float]] = [[] for _ in subjects]
+    order = list(range(len(subjects)))
+    shuffle = random.Random(args.seed).shuffle
+    for _ in range(args.rounds):
+        shuffle(order)
+        for index in order:
+            rounds[index].append(subjects[index].span(args.calls, stream, flush))
+    for subject in subjects:
+        subject.close()
+    for conn, process in idle:
+        conn.send(None)
+        process.join()
+    medians = [statistics.median(spans) for spans in rounds]
+    within = statistics.median(statistics.stdev(spans) for spans in rounds)
+    print("subject  median µs   sd over rounds µs   min-max µs")
+    for index, spans in enumerate(rounds):
+        print(
+            f"{index:7d}  {1000 * medians[index]:9.1f}   {1000 * statistics.stdev(spans):17.2f}"
+            f"   {1000 * min(spans):.1f}-{1000 * max(spans):.1f}"
+        )
+    between = statistics.stdev(medians)
+    print(
+        f"between subjects: sd of medians {1000 * between:.2f} µs, range "
+        f"{1000 * (max(medians) - min(medians)):.2f} µs; within one subject: sd over rounds "
+        f"{1000 * within:.2f} µs (median), so sd of a median of {args.rounds} rounds "
+        f"about {1000 * within / args.rounds**0.5:.2f} µs"
+    )
+
+
+if __name__ == "__main__":
+    main()
