@@ -3,6 +3,8 @@ call by call, and the calibration's copies the same copies into the null subject
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 
 from adaexplore_mcp.judge.trusted.staging import SpanInputs
@@ -53,7 +55,7 @@ def staged(calls: int) -> tuple[SpanInputs, Lender, Lender, list[tuple[int, int]
 def test_the_sets_tile_the_subjects_arena_and_go_in_call_by_call():
     inputs, subject, _, ranges = staged(4)
     arena = subject.lent[-1]
-    assert ranges[0][0] == 0 and all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+    assert ranges[0][0] == 0 and all(a[1] == b[0] for a, b in itertools.pairwise(ranges))
     assert ranges[-1][1] <= arena.size
     assert not arena.bytes.any()  # nothing is written before the span
     inputs.fill(*ranges[0])
