@@ -88,7 +88,10 @@ def run_spans(
             break
     timer.synchronizing = False
     per_call = probe.per_call_ms(1)
-    call_bytes = 4 * set_bytes(first[0][1]) + 3 * sum(
+    # a call's inputs lie up to five times on the GPU in a span (the task's, this process's copy,
+    # its staging, the candidate's arena and the null subject's) and its outputs three times
+    # (the candidate's, their landing and the reference)
+    call_bytes = 5 * set_bytes(first[0][1]) + 3 * sum(
         o.untyped_storage().nbytes() for o in probe.outputs[0] if isinstance(o, torch.Tensor)
     )
     calls, spans = plan_calls(
