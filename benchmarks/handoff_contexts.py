@@ -7,16 +7,19 @@ its null subject's handoff, within a task: r = -0.76, slope -1.27 over 138 evalu
 12 bundled solutions. What the null's handoff read differently from one evaluation to the next,
 the candidate's did not.
 
-This measures it with no judge around. A timing process T and several subject processes S,
-each with a context of its own, created one after another (``--idle N`` idle contexts created
-between two subjects: a context's place among the GPU's). In every round T times each subject
-in turn, in a new order each round: per call it flushes L2, records *opened*, opens the gate
-(a word in T's memory that S's stream waits on), waits on the done word S's stream writes after
-one tiny kernel, and records *ended*, the judge's span with a null call. If the subjects'
-medians differ by more than one subject's medians differ from round to round, the handoff is the
-context's, and a null subject's cannot stand for a candidate's.
+This measures it with no judge around. A timing process T, a *resident* subject process
+that lives through the whole run (as the judge's null subject lives as long as its worker),
+and generations of new subject processes, each with a context of its own, made one after
+another (``--idle N`` idle contexts made between two: a context's place among the GPU's). In
+every round T times each subject in turn, the resident too, in a new order each round: per call
+it flushes L2, records *opened*, opens the gate (a word in T's memory that the subject's stream
+waits on), waits on the done word the subject's stream writes after one tiny kernel, and
+records *ended*: the judge's span with a null call. Each new subject's handoff less the
+resident's, round by round, is what the judge's calibration would get wrong for a candidate in
+that context. If those offsets differ between contexts by more than the rounds' own noise
+allows, a handoff belongs to its context, and a null subject's cannot stand for a candidate's.
 
-    python benchmarks/handoff_contexts.py [--subjects 6] [--rounds 20] [--calls 10] [--idle 0]
+    python benchmarks/handoff_contexts.py [--subjects 6] [--generations 3] [--rounds 20] [--idle 0]
 """
 
 from __future__ import annotations
@@ -97,9 +100,21 @@ class Subject:
         cuda.mem_free(self.words)
 
 
+def _idle_contexts(context: mp.context.SpawnContext, count: int) -> list:
+    made = []
+    for _ in range(count):
+        ours, theirs = context.Pipe()
+        process = context.Process(target=_idle, args=(theirs,))
+        process.start()
+        ours.recv()
+        made.append((ours, process))
+    return made
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--subjects", type=int, default=6)
+    parser.add_argument("--subjects", type=int, default=6, help="new contexts a generation")
+    parser.add_argument("--generations", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--calls", type=int, default=10)
     parser.add_argument("--idle", type=int, default=0, help="idle contexts between subjects")
@@ -109,46 +124,60 @@ def main() -> None:
     properties = torch.cuda.get_device_properties(0)
     flush = torch.empty(2 * properties.L2_cache_size, dtype=torch.uint8, device="cuda")
     stream = torch.cuda.Stream()
-    subjects, idle = [], []
-    for index in range(args.subjects):
-        if index:
-            for _ in range(args.idle):
-                ours, theirs = context.Pipe()
-                process = context.Process(target=_idle, args=(theirs,))
-                process.start()
-                ours.recv()
-                idle.append((ours, process))
-        subjects.append(Subject(context))
-    print(f"{properties.name}: {args.subjects} subjects, {args.idle} idle contexts between two")
-    for subject in subjects:  # one span each, unrecorded: every path warm
-        subject.span(args.calls, stream, flush)
-    rounds: list[list[float]] = [[] for _ in subjects]
-    order = list(range(len(subjects)))
     shuffle = random.Random(args.seed).shuffle
-    for _ in range(args.rounds):
-        shuffle(order)
-        for index in order:
-            rounds[index].append(subjects[index].span(args.calls, stream, flush))
-    for subject in subjects:
-        subject.close()
-    for conn, process in idle:
-        conn.send(None)
-        process.join()
-    medians = [statistics.median(spans) for spans in rounds]
-    within = statistics.median(statistics.stdev(spans) for spans in rounds)
-    print("subject  median µs   sd over rounds µs   min-max µs")
-    for index, spans in enumerate(rounds):
-        print(
-            f"{index:7d}  {1000 * medians[index]:9.1f}   {1000 * statistics.stdev(spans):17.2f}"
-            f"   {1000 * min(spans):.1f}-{1000 * max(spans):.1f}"
-        )
-    between = statistics.stdev(medians)
+    # the judge's null subject lives as long as its worker; its candidates' contexts are new
+    resident = Subject(context)
     print(
-        f"between subjects: sd of medians {1000 * between:.2f} µs, range "
-        f"{1000 * (max(medians) - min(medians)):.2f} µs; within one subject: sd over rounds "
-        f"{1000 * within:.2f} µs (median), so sd of a median of {args.rounds} rounds "
-        f"about {1000 * within / args.rounds**0.5:.2f} µs"
+        f"{properties.name}: a resident subject, then {args.generations} generations of "
+        f"{args.subjects} new ones, {args.idle} idle contexts between two; "
+        f"{args.rounds} rounds of a span of {args.calls} calls each"
     )
+    print("gen subject  median µs  sd over rounds µs  minus the resident's, median and sd µs")
+    offsets, within = [], []
+    for generation in range(args.generations):
+        subjects, idle = [], []
+        for index in range(args.subjects):
+            idle += _idle_contexts(context, args.idle if index else 0)
+            subjects.append(Subject(context))
+        everyone = [resident, *subjects]
+        for subject in everyone:  # one span each, unrecorded: every path warm
+            subject.span(args.calls, stream, flush)
+        rounds: list[list[float]] = [[] for _ in everyone]
+        order = list(range(len(everyone)))
+        for _ in range(args.rounds):
+            shuffle(order)
+            for index in order:
+                rounds[index].append(everyone[index].span(args.calls, stream, flush))
+        for subject in subjects:
+            subject.close()
+        for conn, process in idle:
+            conn.send(None)
+            process.join()
+        for index, spans in enumerate(rounds):
+            differences = [a - b for a, b in zip(spans, rounds[0], strict=True)]
+            if index:
+                offsets.append(statistics.median(differences))
+                within.append(statistics.stdev(differences))
+            print(
+                f"{generation:3d} {index or 'resident':>7}  "
+                f"{1000 * statistics.median(spans):9.1f}  "
+                f"{1000 * statistics.stdev(spans):17.2f}  "
+                + (
+                    f"{1000 * statistics.median(differences):+8.2f} "
+                    f"{1000 * statistics.stdev(differences):6.2f}"
+                    if index
+                    else ""
+                )
+            )
+    resident.close()
+    if len(offsets) > 1:
+        noise = statistics.median(within) / args.rounds**0.5
+        print(
+            f"{len(offsets)} new contexts against the resident: sd of their median offsets "
+            f"{1000 * statistics.stdev(offsets):.2f} µs, range "
+            f"{1000 * (max(offsets) - min(offsets)):.2f} µs; the rounds' own noise would give "
+            f"about {1000 * noise:.2f} µs. Larger: a handoff belongs to its context."
+        )
 
 
 if __name__ == "__main__":
