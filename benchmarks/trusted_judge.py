@@ -433,6 +433,40 @@ def summarize_fidelity(out: dict) -> None:
             f"{timing.get('handoff_ms', float('nan')):8.4f} {excess:8.4f} "
             f"{settled[0]:6.3f}/{settled[1]:6.3f} {mhz:>15}"
         )
+    association = handoff_association(out)
+    if association is not None:
+        r, slope, count = association
+        print(
+            f"within a task, an evaluation's median against its null subject's handoff: "
+            f"r = {r:+.2f}, slope {slope:+.2f} over {count} evaluations (about -1: the null's "
+            f"handoff differs from the candidate's by evaluation, and the medians carry it)"
+        )
+
+
+def handoff_association(out: dict) -> tuple[float, float, int] | None:
+    """The correlation and slope of evaluations' medians on their handoffs, both centred per
+    task (the kernels' own lengths taken out)."""
+    handoffs: list[float] = []
+    medians: list[float] = []
+    for data in out.values():
+        runs = [
+            (r["timing"]["handoff_ms"], r["median_ms"])
+            for r in data["quiet"] + data["loaded"]
+            if r["median_ms"] and r["timing"]
+        ]
+        if len(runs) < 2:
+            continue
+        mean_handoff = statistics.fmean(h for h, _ in runs)
+        mean_median = statistics.fmean(m for _, m in runs)
+        handoffs += [h - mean_handoff for h, _ in runs]
+        medians += [m - mean_median for _, m in runs]
+    if len(handoffs) < 3 or not any(handoffs) or not any(medians):
+        return None
+    return (
+        statistics.correlation(handoffs, medians),
+        statistics.linear_regression(handoffs, medians).slope,
+        len(handoffs),
+    )
 
 
 def main() -> None:
