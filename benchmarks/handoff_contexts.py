@@ -45,7 +45,10 @@ def _subject(conn: Connection, handle: str) -> None:
     stream = torch.cuda.current_stream().cuda_stream
     conn.send("ready")
     while (request := conn.recv()) is not None:
-        first, calls = request
+        first, calls, other = request
+        if other is not None:  # words of their own for this span
+            cuda.ipc_close(words)
+            words = cuda.ipc_open(bytes.fromhex(other))
         for number in range(first, first + calls):
             cuda.wait_value(stream, words, number)
             counter.add_(1)
@@ -74,12 +77,24 @@ class Subject:
         if self.conn.recv() != "ready":
             raise RuntimeError("a subject did not start")
         self.value = 0
+        self.kept: list[int] = []
 
-    def span(self, calls: int, stream: torch.cuda.Stream, flush: torch.Tensor) -> float:
-        """The median gated time of ``calls`` null calls, in ms."""
+    def span(
+        self, calls: int, stream: torch.cuda.Stream, flush: torch.Tensor, new_words: bool = False
+    ) -> float:
+        """The median gated time of ``calls`` null calls, in ms; ``new_words``: in words
+        allocated for this span, as the judge's are."""
+        handle = None
+        if new_words:
+            stream.synchronize()
+            self.kept.append(self.words)  # the subject may map it until it opens the next
+            self.words = cuda.mem_alloc(WORDS_BYTES)
+            cuda.as_bytes(self.words, 8).zero_()
+            torch.cuda.synchronize()
+            handle, self.value = cuda.ipc_handle(self.words).hex(), 0
         first = self.value + 1
         self.value += calls
-        self.conn.send((first, calls))
+        self.conn.send((first, calls, handle))
         if self.conn.recv() != "armed":
             raise RuntimeError("a subject did not arm")
         opened = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
@@ -97,7 +112,8 @@ class Subject:
     def close(self) -> None:
         self.conn.send(None)
         self.process.join()
-        cuda.mem_free(self.words)
+        for words in [*self.kept, self.words]:
+            cuda.mem_free(words)
 
 
 def _idle_contexts(context: mp.context.SpawnContext, count: int) -> list:
@@ -119,6 +135,16 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=10)
     parser.add_argument("--idle", type=int, default=0, help="idle contexts between subjects")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--churn",
+        type=int,
+        default=0,
+        help="idle contexts made after a generation's rounds, which are then run again: "
+        "whether a context's offset outlives the GPU's other contexts changing",
+    )
+    parser.add_argument(
+        "--new-words", action="store_true", help="new gate words every span, as the judge's"
+    )
     args = parser.parse_args()
     context = mp.get_context("spawn")
     properties = torch.cuda.get_device_properties(0)
@@ -142,12 +168,31 @@ def main() -> None:
         everyone = [resident, *subjects]
         for subject in everyone:  # one span each, unrecorded: every path warm
             subject.span(args.calls, stream, flush)
-        rounds: list[list[float]] = [[] for _ in everyone]
-        order = list(range(len(everyone)))
-        for _ in range(args.rounds):
-            shuffle(order)
-            for index in order:
-                rounds[index].append(everyone[index].span(args.calls, stream, flush))
+
+        def timed_rounds(everyone: list[Subject] = everyone) -> list[list[float]]:
+            rounds: list[list[float]] = [[] for _ in everyone]
+            order = list(range(len(everyone)))
+            for _ in range(args.rounds):
+                shuffle(order)
+                for index in order:
+                    span = everyone[index].span(args.calls, stream, flush, args.new_words)
+                    rounds[index].append(span)
+            return rounds
+
+        rounds = timed_rounds()
+        if args.churn:
+            idle += _idle_contexts(context, args.churn)
+            after = timed_rounds()
+            print(f"offsets before and after {args.churn} more contexts were made, µs:")
+            for index in range(1, len(everyone)):
+                before_offset, after_offset = (
+                    statistics.median(a - b for a, b in zip(runs[index], runs[0], strict=True))
+                    for runs in (rounds, after)
+                )
+                print(
+                    f"{generation:3d} {index:>7}  {1000 * before_offset:+8.2f} "
+                    f"{1000 * after_offset:+8.2f}"
+                )
         for subject in subjects:
             subject.close()
         for conn, process in idle:

@@ -177,23 +177,20 @@ def test_work_left_running_past_the_settle_limit_fails_the_kernel(gpu_judge):  #
 
 
 # The null calls a context's handoff is measured with, made about 8 µs slower by the kernel's
-# module, and forward wrong once they ran with it loaded: were the candidate's context measured
-# after its code was, its offset would grow by as much, and every call would read that much
-# faster (11% of the softmax)
+# module (four ticks for one), and forward wrong once they ran with it loaded: were the
+# candidate's context measured after its code was, its offset would grow by as much, and every
+# call would read that much faster (11% of the softmax)
 SLOWS_ITS_NULL_CALLS = wrapped(
     "return x if _TICKED else honest(x)",
     prelude="""
-    import importlib
-    _null = sys.modules.get("adaexplore_mcp.judge.subject.null") or importlib.import_module(
-        "adaexplore_mcp.judge.subject.null"
-    )
+    _null = sys.modules["adaexplore_mcp.judge.subject.null"]
     _TICKED = []
     _tick = _null.NullCalls._tick
 
     def _slow_tick(self, args):
         _TICKED.append(1)
-        torch.cuda._sleep(16_000)
-        _tick(self, args)
+        for _ in range(4):
+            _tick(self, args)
 
     _null.NullCalls._tick = _slow_tick
     """,
