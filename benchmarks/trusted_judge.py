@@ -433,42 +433,24 @@ def summarize_fidelity(out: dict) -> None:
             f"{timing.get('handoff_ms', float('nan')):8.4f} {excess:8.4f} "
             f"{settled[0]:6.3f}/{settled[1]:6.3f} {mhz:>15}"
         )
-    offsets = [
-        (r["timing"] or {}).get("context_offset_ms", 0.0) * 1e3
-        for data in out.values()
-        for r in data["quiet"] + data["loaded"]
-        if r["median_ms"]
-    ]
-    if offsets:
+    association = handoff_association(out)
+    if association is not None:
+        r, slope, count = association
         print(
-            f"context offsets (the candidate's context's handoff less the null subject's, "
-            f"measured before its code loaded): {min(offsets):+.2f} to {max(offsets):+.2f} µs, "
-            f"median {statistics.median(offsets):+.2f}, over {len(offsets)} evaluations"
+            f"within a task, an evaluation's median against its null subject's handoff: "
+            f"r = {r:+.2f}, slope {slope:+.2f} over {count} evaluations (about -1: the null's "
+            f"handoff differs from the candidate's by evaluation, and the medians carry it)"
         )
-    for what, key in (
-        ("its null subject's handoff", lambda t: t["handoff_ms"] - t.get("context_offset_ms", 0)),
-        ("the handoff taken off its calls", lambda t: t["handoff_ms"]),
-    ):
-        association = handoff_association(out, key)
-        if association is not None:
-            r, slope, count = association
-            print(
-                f"within a task, an evaluation's median against {what}: r = {r:+.2f}, slope "
-                f"{slope:+.2f} over {count} evaluations (about -1: that handoff differs from "
-                f"the candidate's by evaluation, and the medians carry it)"
-            )
 
 
-def handoff_association(
-    out: dict, handoff: Callable[[dict], float]
-) -> tuple[float, float, int] | None:
-    """The correlation and slope of evaluations' medians on their ``handoff`` (read from
-    their timing detail), both centred per task (the kernels' own lengths taken out)."""
+def handoff_association(out: dict) -> tuple[float, float, int] | None:
+    """The correlation and slope of evaluations' medians on their handoffs, both centred per
+    task (the kernels' own lengths taken out)."""
     handoffs: list[float] = []
     medians: list[float] = []
     for data in out.values():
         runs = [
-            (handoff(r["timing"]), r["median_ms"])
+            (r["timing"]["handoff_ms"], r["median_ms"])
             for r in data["quiet"] + data["loaded"]
             if r["median_ms"] and r["timing"]
         ]

@@ -240,14 +240,7 @@ class TimingDetail(BaseModel):
     spans: int
     handoff_ms: float = Field(
         description="The GPU's handoff between the judge's and the candidate's processes, "
-        "measured with a trusted null subject next to every span, corrected by "
-        "context_offset_ms, and subtracted from every call."
-    )
-    context_offset_ms: float = Field(
-        default=0.0,
-        description="How much longer the GPU took to hand itself to the candidate's context "
-        "than to the null subject's, measured before any of the candidate's code was loaded "
-        "(settings: timing.context_rounds); part of handoff_ms.",
+        "measured with a trusted null subject and subtracted from every call."
     )
     fill_excess_ms: float = Field(
         default=0.0,

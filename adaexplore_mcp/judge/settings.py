@@ -86,27 +86,6 @@ class TimingSettings(BaseModel):
     l2_flush_factor: float = Field(
         default=2.0, ge=1.0, description="The L2 flush buffer is this many times the L2 size."
     )
-    context_rounds: int = Field(
-        default=6,
-        ge=0,
-        le=100,
-        description="Before the timed process (the candidate's, or the task's for baselines) "
-        "holds any user code, the judge times null spans in its context and in the null "
-        "subject's, in turns, this many rounds: the GPU hands itself to some contexts a few "
-        "microseconds sooner than to others, and each calibration is corrected by the median "
-        "difference. 0 measures nothing and corrects nothing.",
-    )
-    context_calls: int = Field(
-        default=10, ge=1, le=100, description="Null calls in each span of those rounds."
-    )
-    context_offset_limit_ms: float = Field(
-        default=0.01,
-        ge=0,
-        le=1,
-        description="A context's difference from the null subject's larger than this is taken "
-        "for a disturbed measurement, and not applied (contexts differed by at most 0.004 ms "
-        "on an H200).",
-    )
 
 
 class IntegritySettings(BaseModel):

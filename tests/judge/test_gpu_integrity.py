@@ -174,38 +174,3 @@ def test_work_left_running_past_the_settle_limit_fails_the_kernel(gpu_judge):  #
     result = judge.evaluate(TASKS["softmax"], code)
     assert result.status is Status.RUNTIME_ERROR, result.message
     assert result.error.type == "KeptBusy" and "after its timed calls" in result.message
-
-
-# The null calls a context's handoff is measured with, made about 8 µs slower by the kernel's
-# module (four ticks for one), and forward wrong once they ran with it loaded: were the
-# candidate's context measured after its code was, its offset would grow by as much, and every
-# call would read that much faster (11% of the softmax)
-SLOWS_ITS_NULL_CALLS = wrapped(
-    "return x if _TICKED else honest(x)",
-    prelude="""
-    _null = sys.modules["adaexplore_mcp.judge.subject.null"]
-    _TICKED = []
-    _tick = _null.NullCalls._tick
-
-    def _slow_tick(self, args):
-        _TICKED.append(1)
-        for _ in range(4):
-            _tick(self, args)
-
-    _null.NullCalls._tick = _slow_tick
-    """,
-)
-
-
-def test_the_candidates_context_is_measured_before_its_code_is_loaded(gpu_judge):  # noqa: F811
-    """Its process serves the null calls that measure its context's handoff before it is
-    handed its job, so nothing the kernel's module does reaches them; the offset measured is
-    applied to every calibration, and lies within the difference contexts showed (at most
-    0.0038 ms on an H200)."""
-    judge, _ = gpu_judge
-    honest = judge.evaluate(TASKS["softmax"], bundled_solution("softmax"))
-    slowed = judge.evaluate(TASKS["softmax"], SLOWS_ITS_NULL_CALLS)
-    assert honest.status is Status.CORRECT, honest.message
-    assert honest.timing is not None and 0 < abs(honest.timing.context_offset_ms) < 0.005
-    assert slowed.status is Status.CORRECT, slowed.message
-    assert slowed.timing is not None and abs(slowed.timing.context_offset_ms) < 0.005

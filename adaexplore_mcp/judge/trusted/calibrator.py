@@ -7,15 +7,33 @@ its ready answer and ends with a quit, after which it unmaps that job's arenas."
 
 from __future__ import annotations
 
+import torch
+
 from adaexplore_mcp.judge.subject.loading import describe_platform, start_device
-from adaexplore_mcp.judge.subject.null import NullCalls
+from adaexplore_mcp.judge.subject.server import Codec, Server
 from adaexplore_mcp.judge.wire.frames import Channel
+from adaexplore_mcp.judge.wire.subject import Answer, ArmRequest, Signals
 
 
 def serve(channel: Channel) -> None:
-    null = NullCalls(start_device("cuda"))
-    platform = describe_platform(null.device)
+    device = start_device("cuda")
+    counter = torch.zeros(1, device=device)
+
+    def tick(args: list) -> None:
+        counter.add_(1)
+
+    tick([])  # its kernel loaded now, not behind a closed gate
+    torch.cuda.synchronize(device)
+    platform = describe_platform(device)
+
+    def arm(request: ArmRequest, payload: bytes) -> tuple[Answer, bytes]:
+        return server.arm(request, payload, tick, Signals())
+
+    codec = Codec(device)
+    server = Server(channel, codec, {"arm": arm})
     while True:
         channel.send(platform)
-        if not null.serve(channel):
+        if not server.serve():
             return
+        torch.cuda.synchronize(device)  # nothing of the job's left running on its arenas
+        codec.forget()

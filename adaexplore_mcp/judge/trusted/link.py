@@ -80,9 +80,6 @@ class Link:
     ) -> None:
         self.role = role
         self.group = group  # its process group, which the judge may stop (a user-code process)
-        # its context's handoff less the null subject's, measured while it held no user code
-        # (``trusted.context_probe``); 0 where nothing was measured
-        self.context_offset_ms = 0.0
         self._ready = ready  # read already (a process that serves many jobs)
         self.channel = channel
         self.device = device

@@ -30,11 +30,9 @@ import traceback
 
 import torch
 
-from adaexplore_mcp.judge.trusted.common import gpu_lock
-from adaexplore_mcp.judge.trusted.context_probe import context_offset
 from adaexplore_mcp.judge.trusted.diagnostics import profiled
 from adaexplore_mcp.judge.trusted.gpulock import GpuLock
-from adaexplore_mcp.judge.trusted.link import Link, Role, SubjectFailed, SubjectLost
+from adaexplore_mcp.judge.trusted.link import Link, Role
 from adaexplore_mcp.judge.trusted.main import run
 from adaexplore_mcp.judge.trusted.peaks import PeakFlops
 from adaexplore_mcp.judge.trusted.report import Reporter
@@ -45,10 +43,9 @@ from adaexplore_mcp.judge.wire.jobs import (
     HandedJob,
     ResidentOrder,
     prepared_adapter,
-    probed_role,
     resident_order_adapter,
 )
-from adaexplore_mcp.judge.wire.subject import QuitRequest, ReadyAnswer, answer_adapter
+from adaexplore_mcp.judge.wire.subject import ReadyAnswer, answer_adapter
 
 PREPARE_PATIENCE_S = 120.0
 CALIBRATOR_PATIENCE_S = 10.0
@@ -123,11 +120,10 @@ class Resident:
             for channel in channels.values():
                 with contextlib.suppress(ChannelClosed, FrameError):  # found lost in the job
                     channel.receive(prepared_adapter, timeout_s=PREPARE_PATIENCE_S)
-            links = self._links(job, channels, order)
-            _probe_context(job, links, order)
             for role, channel in channels.items():
                 with contextlib.suppress(ChannelClosed):  # a process that is gone: found so
                     channel.send(HandedJob(job=_part_for(role, job)))
+            links = self._links(job, channels, order)
             try:
                 with profiled(os.environ, "trusted"):
                     run(job, Reporter(report_w), links, self.peaks)
@@ -176,30 +172,6 @@ class Resident:
         for done in [s for s in self.unfreed if s <= seq]:
             for arena in self.unfreed.pop(done):
                 arena.free()
-
-
-def _probe_context(job: ChildJob, links: dict[str, Link], order: ResidentOrder) -> None:
-    """The handoff of the timed process's context against the null subject's, measured before
-    that process holds any user code (``trusted.context_probe``); then it is told to stop
-    serving null calls, and waits for its job. A process lost meanwhile is the job's to find."""
-    role = probed_role(job)
-    if role is None or role not in links:
-        return
-    subject = links[role]
-    calibrator = links.get("calibrator")
-    try:
-        if calibrator is not None:
-            _, exclusive = gpu_lock(job)
-            stopped = [group for other, group in order.groups.items() if other != role]
-            with exclusive():
-                subject.context_offset_ms = context_offset(
-                    subject, calibrator, job.timing, stopped=stopped
-                )
-    except (SubjectLost, SubjectFailed, ProcessLookupError, ValueError):
-        pass  # timed with no offset, if at all: the job meets the same fault and reports it
-    finally:
-        with contextlib.suppress(SubjectLost):
-            subject.send(QuitRequest())
 
 
 def _part_for(role: str, job: ChildJob) -> ChildJob:

@@ -38,15 +38,10 @@ class SpanResult:
     # could have been left to the next (a subject that armed late, or outputs too large for
     # the memory set aside)
     outputs_late: bool = False
-    # how much longer the subject's context takes to be handed the GPU than the null
-    # subject's, measured before it held user code (``trusted.context_probe``)
-    context_offset_ms: float = 0.0
 
     @property
     def handoff_ms(self) -> float:
-        """The handoff taken off each call: the null subject's, next to this span, as it would
-        read in the subject's context."""
-        return self.handoff.gated_ms + self.context_offset_ms
+        return self.handoff.gated_ms
 
     @property
     def fill_excess_ms(self) -> float:

@@ -39,7 +39,6 @@ class SpanMeasurement:
     host_ms: list[float] = field(default_factory=list)
     calls_per_span: int = 1
     synchronizing: bool = False
-    context_offset_ms: float = 0.0
 
     @property
     def spans(self) -> int:
@@ -118,5 +117,4 @@ def run_spans(
         measurement.settled_ms.append(result.settled_ms)
         measurement.host_ms.append(result.host_s * 1e3 / calls)
     measurement.synchronizing = timer.synchronizing
-    measurement.context_offset_ms = timer.subject.context_offset_ms
     return measurement

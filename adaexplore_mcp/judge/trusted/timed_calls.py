@@ -133,7 +133,6 @@ def detail(measurement, profile: Profile | None) -> TimingDetail:
         calls_per_span=measurement.calls_per_span,
         spans=measurement.spans,
         handoff_ms=statistics.median(measurement.handoff_ms),
-        context_offset_ms=measurement.context_offset_ms,
         fill_excess_ms=statistics.median(measurement.fill_excess_ms),
         held_ms=statistics.median(measurement.held_excess_ms),
         settled_ms=statistics.median(measurement.settled_ms),

@@ -224,7 +224,6 @@ class SpanTimer:
             held_ms=held_ms,
             fill_allowance_ms=self.settings.fill_allowance_ms,
             settled_ms=settled_ms,
-            context_offset_ms=self.subject.context_offset_ms,
         )
 
     def warm(self, sets: list[list[Any]]) -> None:

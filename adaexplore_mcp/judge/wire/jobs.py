@@ -60,20 +60,10 @@ def task_identity(job: ChildJob) -> str | None:
     return hashlib.sha256(job.task.model_dump_json().encode()).hexdigest()
 
 
-def probed_role(job: ChildJob) -> Literal["candidate", "task"] | None:
-    """The process whose forward ``job`` times on a GPU, which serves null spans before it is
-    handed its job (``trusted.context_probe``); None where nothing is timed. Read from the job's
-    kind and device alone, which a process knows before its job (``worker.processes``)."""
-    if job.device == "cpu":
-        return None
-    return {"eval": "candidate", "baseline": "task"}.get(job.kind)  # type: ignore[return-value]
-
-
 class DevicePrepared(BaseModel):
     """A user-code process to the trusted process: ready for a job. Sent once its CUDA context
-    is made (it held the GPU lock shared meanwhile), before any user code loads; the job's timed
-    process then serves null spans until told to quit (``probed_role``); a kept task process
-    sends it again after each job it served (``worker.kept``)."""
+    is made (it held the GPU lock shared meanwhile), before any user code loads; a kept task
+    process sends it again after each job it served (``worker.kept``)."""
 
     kind: Literal["prepared"] = "prepared"
 

@@ -21,23 +21,14 @@ import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 from adaexplore_mcp.judge import sandbox
 from adaexplore_mcp.judge.sandbox import limits
 from adaexplore_mcp.judge.trusted.diagnostics import dump_stacks_later, profiled
 from adaexplore_mcp.judge.trusted.gpulock import GpuLock, shared_through
 from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed
-from adaexplore_mcp.judge.wire.jobs import (
-    ChildJob,
-    DevicePrepared,
-    handed_job_adapter,
-    probed_role,
-)
+from adaexplore_mcp.judge.wire.jobs import ChildJob, DevicePrepared, handed_job_adapter
 from adaexplore_mcp.judge.worker import triton_helpers
-
-if TYPE_CHECKING:
-    import torch
 
 
 @dataclass
@@ -256,13 +247,10 @@ def _user_code(plan: ForkPlan, role: str, theirs: socket.socket, out_w: int, set
     dump_stacks_later(plan.env)
     channel = Channel(socket.socket(fileno=sandbox.SOCKET_FD))
     try:
-        device = prepare_device(channel, job.device, sandbox.LOCK_FDS if gpu_lock else None)
-        handed = await_job(channel, role, job, device)
+        prepare_device(channel, job.device, sandbox.LOCK_FDS if gpu_lock else None)
+        job = channel.receive(handed_job_adapter)[0].job
     except ChannelClosed:
         return  # the trusted process let this set go unused
-    if handed is None:
-        return
-    job = handed
     if role == "candidate":
         from adaexplore_mcp.judge.candidate.harness import CandidateSubject
 
@@ -273,37 +261,21 @@ def _user_code(plan: ForkPlan, role: str, theirs: socket.socket, out_w: int, set
         serve(job, channel, each_job=lambda: profiled(plan.env, role))
 
 
-def await_job(
-    channel: Channel, role: str, template: ChildJob, device: torch.device
-) -> ChildJob | None:
-    """This process's part of its job, once the trusted process hands it over; None if the
-    trusted process let it go unused. The process the job times serves null calls first
-    (``wire.jobs.probed_role``), with only the judge's code loaded: the trusted process
-    measures its context's handoff (``trusted.context_probe``)."""
-    if role == probed_role(template):
-        from adaexplore_mcp.judge.subject.null import NullCalls
-
-        if not NullCalls(device).serve(channel):
-            return None
-    return channel.receive(handed_job_adapter)[0].job
-
-
-def prepare_device(channel: Channel, device: str, lock_fds: tuple[int, int] | None) -> torch.device:
+def prepare_device(channel: Channel, device: str, lock_fds: tuple[int, int] | None) -> None:
     """Make this process's CUDA context before any user code loads, holding the GPU lock shared
     (``lock_fds``) meanwhile, and say so. The lock's files are closed before the job comes."""
     from adaexplore_mcp.judge.subject.loading import start_device
 
     if lock_fds is None:
-        made = start_device(device)
+        start_device(device)
     else:
         try:
             with shared_through(*lock_fds):
-                made = start_device(device)
+                start_device(device)
         finally:
             for fd in lock_fds:
                 os.close(fd)
     channel.send(DevicePrepared())
-    return made
 
 
 def _binds(job: ChildJob, role: str) -> tuple[tuple[str, str], ...]:
