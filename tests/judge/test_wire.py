@@ -16,7 +16,7 @@ from adaexplore_mcp.judge.settings import TimingSettings
 from adaexplore_mcp.judge.trusted.span_result import Handoff, SpanResult
 from adaexplore_mcp.judge.trusted.spans import plan_calls, run_spans
 from adaexplore_mcp.judge.wire.frames import HEADER, Channel, ChannelClosed, FrameBuffer, FrameError
-from adaexplore_mcp.judge.wire.subject import ValuesAnswer, answer_adapter
+from adaexplore_mcp.judge.wire.subject import ArmRequest, Gate, ValuesAnswer, answer_adapter
 from adaexplore_mcp.judge.wire.values import (
     DecodeError,
     PayloadDecoder,
@@ -184,6 +184,52 @@ def test_a_subject_that_answers_after_its_gates_open_is_timed_one_call_a_span():
     assert timer.calls == [1, planned] + [1] * 8
     assert measurement.calls_per_span == 1 and measurement.spans == 8
     assert measurement.per_call_ms == pytest.approx([0.1] * 8)
+
+
+class _HeldOnItsFirstSpan:
+    """An honest 0.07 ms kernel whose first span shows 0.92 ms held while it armed, as the
+    first span of many evaluations did on an H200."""
+
+    def __init__(self) -> None:
+        self.synchronizing = False
+        self.calls: list[int] = []
+
+    def span(self, sets: list[list]) -> SpanResult:
+        first = not self.calls
+        self.calls.append(len(sets))
+        result = span(
+            gated_ms=[0.36] * len(sets),
+            fill_ms=1.0,
+            handoff=Handoff(0.29, 1.0),
+            held_ms=0.92 if first else 0.0,
+            fill_allowance_ms=0.05,
+        )
+        result.outputs = [[torch.zeros(4)] for _ in sets]
+        return result
+
+
+def test_spans_are_planned_on_what_the_calls_took_not_on_what_was_charged():
+    """Planned on the first span's charged time, its spans had 2 calls (0.94 ms a call); what
+    is charged is counted in the spans that are measured, each span's over its calls."""
+    timer = _HeldOnItsFirstSpan()
+    run_spans(
+        timer,  # type: ignore[arg-type]
+        fresh_sets=lambda calls: [(seed, [torch.zeros(4)]) for seed in range(calls)],
+        check=lambda sets, result, done: None,
+        settings=TimingSettings(),
+        total_memory=80 * 2**30,
+    )
+    planned, _ = plan_calls(
+        TimingSettings(), per_call_ms=0.07, call_bytes=5 * 16 + 3 * 16, total_memory=80 * 2**30
+    )
+    assert timer.calls[1] == planned == 29
+
+
+def test_a_gate_for_every_call():
+    gate = Gate(ipc="00", slots=[0, 256])
+    ArmRequest(variant="main", calls=[[], []], gate=gate, value=1)
+    with pytest.raises(ValidationError, match="one gate a call"):
+        ArmRequest(variant="main", calls=[[], [], []], gate=gate, value=1)
 
 
 def test_a_call_is_timed_from_its_gate_so_the_copy_of_its_inputs_adds_no_jitter():

@@ -87,7 +87,7 @@ def run_spans(
         if not probe.synchronizing:
             break
     timer.synchronizing = False
-    per_call = probe.per_call_ms(1)
+    per_call = probe.own_ms()
     # a call's inputs lie up to five times on the GPU in a span (the task's, this process's copy,
     # its staging, the candidate's arena and the null subject's) and its outputs three times
     # (the candidate's, their landing and the reference)
