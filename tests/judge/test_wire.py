@@ -16,7 +16,7 @@ from adaexplore_mcp.judge.settings import TimingSettings
 from adaexplore_mcp.judge.trusted.span_result import Handoff, SpanResult
 from adaexplore_mcp.judge.trusted.spans import plan_calls, run_spans
 from adaexplore_mcp.judge.wire.frames import HEADER, Channel, ChannelClosed, FrameBuffer, FrameError
-from adaexplore_mcp.judge.wire.subject import ArmRequest, Gate, ValuesAnswer, answer_adapter
+from adaexplore_mcp.judge.wire.subject import ValuesAnswer, answer_adapter
 from adaexplore_mcp.judge.wire.values import (
     DecodeError,
     PayloadDecoder,
@@ -223,13 +223,6 @@ def test_spans_are_planned_on_what_the_calls_took_not_on_what_was_charged():
         TimingSettings(), per_call_ms=0.07, call_bytes=5 * 16 + 3 * 16, total_memory=80 * 2**30
     )
     assert timer.calls[1] == planned == 29
-
-
-def test_a_gate_for_every_call():
-    gate = Gate(ipc="00", slots=[0, 256])
-    ArmRequest(variant="main", calls=[[], []], gate=gate, value=1)
-    with pytest.raises(ValidationError, match="one gate a call"):
-        ArmRequest(variant="main", calls=[[], [], []], gate=gate, value=1)
 
 
 def test_a_call_is_timed_from_its_gate_so_the_copy_of_its_inputs_adds_no_jitter():

@@ -188,8 +188,8 @@ class Server:
         forward: Callable[[list[Any]], Any],
         signals: Signals,
     ) -> tuple[Answer, bytes]:
-        """Enqueue one forward per argument list, each behind its gate reaching its number and
-        followed by that number written to its done word, and answer at once: the trusted
+        """Enqueue one forward per argument list, each behind the gate reaching its number and
+        followed by that number written to the done word, and answer at once: the trusted
         process opens the gates once it has the answer, one call at a time. Nothing here waits
         for the GPU (a forward that does is timed with its host time)."""
         started = time.perf_counter()
@@ -197,14 +197,13 @@ class Server:
         calls = [decoder.decode_all(args) for args in request.calls]
         assert isinstance(decoder, ArenaDecoder)
         stream = torch.cuda.current_stream().cuda_stream
-        words = decoder.address(request.gate.ipc)
+        gate = decoder.address(request.gate.ipc) + request.gate.gate_offset
+        done = decoder.address(request.gate.ipc) + request.gate.done_offset
         outputs = []
-        for number, slot, args in zip(
-            range(request.value, request.value + len(calls)), request.gate.slots, calls, strict=True
-        ):
-            cuda.wait_value(stream, words + slot, number)
+        for number, args in enumerate(calls, start=request.value):
+            cuda.wait_value(stream, gate, number)
             outputs.append(flatten(forward(args)))
-            cuda.write_value(stream, words + slot + 4, number)
+            cuda.write_value(stream, done, number)
         host_s = time.perf_counter() - started
         self._held = outputs
         encoder = self.codec.encoder()

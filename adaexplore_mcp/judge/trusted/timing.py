@@ -1,13 +1,12 @@
 """The clock: timing another process's forward from the trusted process's own stream.
 
 One *span* times ``K`` calls of forward, each behind a gate of its own. The subject (the
-candidate's or the task's process) enqueues, for every call, a wait on the call's gate (a 32-bit
-word in this process's memory, at a place drawn for that call: ``_Words``) reaching the call's
-number, the call, and a write of that number to the call's done word; it answers once it has.
-This process then enqueues on its own stream, for every call: an event; a copy of the call's
-fresh input set into the buffers it reads (with a kernel, so the subject cannot see it before
-then); an L2 flush; the *opened* event; the gate's opening; a wait on the done word; the *ended*
-event. The next call's copy begins with an L2 flush and a
+candidate's or the task's process) enqueues, for every call, a wait on the gate (a 32-bit word
+in this process's memory) reaching the call's number, the call, and a write of that number to a
+done word; it answers once it has. This process then enqueues on its own stream, for every
+call: an event; a copy of the call's fresh input set into the buffers it reads (with a kernel,
+so the subject cannot see it before then); an L2 flush; the *opened* event; the gate's opening;
+a wait on the done word; the *ended* event. The next call's copy begins with an L2 flush and a
 copy of this call's outputs, timed with it (the calibration copies as much); the last call's
 outputs are copied in a timed window of their own. So the subject's host (and any load on this
 machine) is outside the span, a call's inputs did not exist before its gate closed on the
@@ -52,7 +51,6 @@ on work hidden before the gate (``timing.fill_allowance_ms`` a span, at most, go
 from __future__ import annotations
 
 import contextlib
-import random
 import statistics
 import time
 from collections.abc import Iterator, Sequence
@@ -69,7 +67,7 @@ from adaexplore_mcp.judge.trusted.link import Link, SubjectLost
 from adaexplore_mcp.judge.trusted.span_result import Handoff, SpanResult
 from adaexplore_mcp.judge.trusted.staging import SpanInputs
 from adaexplore_mcp.judge.wire import cuda
-from adaexplore_mcp.judge.wire.ipc import copied
+from adaexplore_mcp.judge.wire.ipc import ALIGN, copied
 from adaexplore_mcp.judge.wire.subject import (
     ArmedAnswer,
     ArmRequest,
@@ -81,33 +79,6 @@ from adaexplore_mcp.judge.wire.subject import (
 )
 
 SPAN_DEADLINE_S = 60.0
-WORDS_BYTES = 1 << 20  # a span's gate and done words, a slot a call
-SLOT_BYTES = 256
-
-
-@dataclass
-class _Words:
-    """A span's gate and done words: a slot of its own for every call, drawn at random in an
-    arena of the span's own. How soon the GPU hands itself over depends on where the words it
-    polls lie: on an H200 a subject's words, kept for 20 spans, read from 1.7 µs less to 2.1 µs
-    more than another's, the same words by the same amount every span
-    (``benchmarks/handoff_contexts.py``). New words every span averaged that over an
-    evaluation's 8 spans, which left 1-2% between evaluations of a 0.07 ms kernel; a place of
-    its own for every call averages it over every call, the calibration's alike."""
-
-    pointer: int
-    slots: list[int]
-
-    def gate(self, index: int) -> int:
-        return self.pointer + self.slots[index]
-
-    def done(self, index: int) -> int:
-        return self.pointer + self.slots[index] + 4
-
-    def release(self, stream: int, value: int) -> None:
-        """Every done word set to ``value``: the trusted stream waits on none of them now."""
-        for index in range(len(self.slots)):
-            cuda.set_word(stream, self.done(index), value)
 
 
 class SubjectStuck(Exception):
@@ -178,23 +149,23 @@ class SpanTimer:
         self.synchronizing = False
         self.inputs = SpanInputs(subject, calibrator, gpu.device)
         self._landing = Landing()
-        self._places = random.SystemRandom()
 
-    def _words_for(self, link: Link, calls: int) -> tuple[Gate, _Words]:
-        places = max(WORDS_BYTES // SLOT_BYTES, calls)
-        arena = link.new_arena(places * SLOT_BYTES)
-        arena.bytes[: places * SLOT_BYTES].zero_()
+    @staticmethod
+    def _words_for(link: Link) -> tuple[Gate, int]:
+        arena = link.new_arena(ALIGN)
+        arena.bytes[:8].zero_()
         torch.cuda.current_stream().synchronize()  # zero before the subject's stream waits on it
-        slots = [SLOT_BYTES * place for place in self._places.sample(range(places), calls)]
-        return Gate(ipc=arena.handle, slots=slots), _Words(arena.pointer, slots)
+        return Gate(ipc=arena.handle, gate_offset=0, done_offset=4), arena.pointer
 
     # -- one span ------------------------------------------------------------------------------
 
     def span(self, sets: list[list[Any]]) -> SpanResult:
         """Time one call of forward per input set (each set used once, never seen before)."""
         calls, payload, ranges = self.inputs.stage(sets)
-        # Words of their own for every call (``_Words``): the handoff depends on where they lie
-        gate, words = self._words_for(self.subject, len(calls))
+        # Words of their own for every span: the handoff depends on where its words lie, and
+        # an evaluation whose null subject's words were quick (0.2849 against ~0.2865 ms on an
+        # H100) read ~1.5% slow on every call; new words each span average that out
+        gate, words = self._words_for(self.subject)
         first = self.value + 1
         self.value += len(calls)
         request = ArmRequest(
@@ -232,7 +203,7 @@ class SpanTimer:
             else:  # copied only now, after the span's last call
                 outputs = [copied(values) for values in views or []]
             taken.record()
-        self._wait(taken, words)
+        self._wait(taken, words + 4)
         held_ms = self.gpu.hold.stolen_ms()
         with self._stopped():  # no process of the job launches anything meanwhile
             settled_ms = self._settle()
@@ -270,7 +241,7 @@ class SpanTimer:
         self,
         marks: _Marks,
         ranges: list[tuple[int, int]],
-        words: _Words,
+        words: int,
         first: int,
         placed: list[list[Any]] | None = None,
         *,
@@ -295,8 +266,8 @@ class SpanTimer:
             self.inputs.fill(start, end, calibrating=calibrating)
             self.gpu.flush()
             marks.opened[index].record()
-            cuda.write_value(stream, words.gate(index), first + index)
-            cuda.wait_value(stream, words.done(index), first + index)
+            cuda.write_value(stream, words, first + index)
+            cuda.wait_value(stream, words + 4, first + index)
             marks.ended[index].record()
         marks.tail[0].record()
         if placed is not None and ranges:
@@ -348,12 +319,12 @@ class SpanTimer:
             raise SubjectBusy(self.settings.settle_limit_ms)
         return settled.stolen_ms
 
-    def _wait(self, event: torch.cuda.Event, words: _Words) -> None:
+    def _wait(self, event: torch.cuda.Event, done_word: int) -> None:
         deadline = time.monotonic() + SPAN_DEADLINE_S
         while not event.query():
             if time.monotonic() > deadline:
                 with torch.cuda.stream(self.gpu.side):
-                    words.release(self.gpu.side.cuda_stream, self.value)
+                    cuda.set_word(self.gpu.side.cuda_stream, done_word, self.value)
                 raise SubjectStuck
             time.sleep(0.0002)
 
@@ -363,7 +334,7 @@ class SpanTimer:
         """The same T-side work as a span, with the null subject doing one tiny kernel a call:
         the same copies of the inputs, and of the subject's outputs (``placed``) where the
         span copied them call by call."""
-        gate, words = self._words_for(self.calibrator, len(ranges))
+        gate, words = self._words_for(self.calibrator)
         marks = _Marks(len(ranges))
         with self.gpu.hold.held():
             self.calibrator.send(
@@ -375,7 +346,7 @@ class SpanTimer:
         if armed is None and self._armed(self.calibrator, patience_s=SPAN_DEADLINE_S) is None:
             raise SubjectLost(self.calibrator.role, "did not arm its span")
         if ranges:
-            self._wait(marks.ended[-1], words)
+            self._wait(marks.ended[-1], words + 4)
         self.calibrator.ask(ReleaseRequest(), expect=OkAnswer)
         return Handoff(
             gated_ms=statistics.median(marks.gated_ms()) if ranges else 0.0,

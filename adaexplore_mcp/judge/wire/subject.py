@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from adaexplore_mcp.judge.wire.values import Value
 from adaexplore_mcp.tasks.model import ShapeValue
@@ -113,16 +113,17 @@ class CallRequest(_Message):
 
 
 class Gate(_Message):
-    """Each call's two 32-bit words in an arena of the trusted process's: before call ``i``
-    the subject's stream waits until the word at ``slots[i]`` reaches the call's number (its
-    gate), and after the call it writes that number to the word 4 bytes on (its done word)."""
+    """Two 32-bit words in the trusted process's memory: before each call the subject's stream
+    waits until ``gate`` reaches the call's number, and after it writes that number to
+    ``done``."""
 
     ipc: str
-    slots: list[int] = Field(description="Byte offsets into the arena, one per call.")
+    gate_offset: int
+    done_offset: int
 
 
 class ArmRequest(_Message):
-    """Enqueue one call of forward per argument list, each behind its gate; answer once
+    """Enqueue one call of forward per argument list, each behind the gate; answer once
     enqueued. The calls are numbered from ``value``."""
 
     op: Literal["arm"] = "arm"
@@ -131,14 +132,6 @@ class ArmRequest(_Message):
     gate: Gate
     value: int = Field(ge=1)
     compiled: bool = False
-
-    @model_validator(mode="after")
-    def _a_gate_per_call(self) -> ArmRequest:
-        if len(self.gate.slots) != len(self.calls):
-            raise ValueError(
-                f"{len(self.calls)} calls but {len(self.gate.slots)} gates: one gate a call"
-            )
-        return self
 
 
 class LendRequest(_Message):
