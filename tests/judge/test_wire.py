@@ -209,7 +209,7 @@ class _HeldOnItsFirstSpan:
 
 
 def test_spans_are_planned_on_what_the_calls_took_not_on_what_was_charged():
-    """Planned on the first span's charged time, its spans had 2 calls (0.94 ms a call); what
+    """Planned on the first span's charged time (0.94 ms a call), its spans had 3 calls; what
     is charged is counted in the spans that are measured, each span's over its calls."""
     timer = _HeldOnItsFirstSpan()
     run_spans(

@@ -62,7 +62,7 @@ class SpanResult:
     def own_ms(self) -> float:
         """The calls' mean gated time less the handoff, nothing charged: what a span's size is
         planned on. The first span a kernel's process arms often shows held time in steps of
-        about a handoff (0.3-1.5 ms on an H200, once an evaluation); planned on with it, a
+        about a handoff (0.3-1.5 ms in a third of evaluations on an H200); planned on with it, a
         0.07 ms kernel's spans had 2-3 calls instead of 13, and the excess of every span was
         shared by fewer calls."""
         if not self.gated_ms:
