@@ -24,11 +24,13 @@ from 1.7 µs less to 2.1 µs more than the resident, each by the same amount eve
 every generation (range 3.83 µs, rounds' noise 0.07 µs). With new words every span, as the
 judge's (``--new-words``), six new contexts read within 0.43 µs of it (sd 0.16 µs), before and
 after three more contexts were made (``--churn 3``): what differed was where the words lay,
-not the context. ``--realloc-mb`` asks whether a handoff moves with what its context maps (the
-null subject lends an arena as large as the candidate's every evaluation).
+not the context. Quiet evaluations' null handoffs still moved by up to 3 µs between them, loaded
+ones' by under 1 µs: ``--realloc-mb`` asks whether a handoff moves with what its context maps
+(the null subject lends an arena as large as the candidate's every evaluation), ``--gap-s``
+whether it moves after the GPU idled.
 
     python benchmarks/handoff_contexts.py [--subjects 6] [--generations 3] [--rounds 20] [--idle 0]
-        [--churn N] [--new-words] [--realloc-mb N]
+        [--churn N] [--new-words] [--realloc-mb N] [--gap-s S]
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import argparse
 import multiprocessing as mp
 import random
 import statistics
+import time
 from multiprocessing.connection import Connection
 
 import torch
@@ -167,6 +170,14 @@ def main() -> None:
         "--new-words", action="store_true", help="new gate words every span, as the judge's"
     )
     parser.add_argument(
+        "--gap-s",
+        type=float,
+        default=0.0,
+        help="the GPU left idle this long before every round, as between quiet evaluations "
+        "(loaded ones follow each other): whether an idle GPU moves one context's handoff "
+        "and not another's",
+    )
+    parser.add_argument(
         "--realloc-mb",
         type=int,
         default=0,
@@ -202,6 +213,7 @@ def main() -> None:
             rounds: list[list[float]] = [[] for _ in everyone]
             order = list(range(len(everyone)))
             for _ in range(args.rounds):
+                time.sleep(args.gap_s)
                 shuffle(order)
                 for index in order:
                     span = everyone[index].span(
