@@ -29,8 +29,16 @@ ones' by under 1 µs: ``--realloc-mb`` asks whether a handoff moves with what it
 (the null subject lends an arena as large as the candidate's every evaluation), ``--gap-s``
 whether it moves after the GPU idled.
 
+Neither (H200, 2026-11-29, ``--generations 1 --new-words --per-round``): with 500 MiB
+allocated anew before every span, and with the GPU idle 3 s before every round, the resident's
+handoff stayed within 0.7 µs round after round (sd 0.27 and 0.18 µs), and the others' mean
+offset from it within 0.9 µs. New contexts again read offsets of their own (range 1.82 and 2.02
+µs, by the same pattern in both runs: the 3rd near the resident, the 5th and 6th about 2 µs
+above). What moved the quiet evaluations' null handoff was which worker timed them: each
+worker's null subject has an offset of its own (``trusted.null_panel``).
+
     python benchmarks/handoff_contexts.py [--subjects 6] [--generations 3] [--rounds 20] [--idle 0]
-        [--churn N] [--new-words] [--realloc-mb N] [--gap-s S]
+        [--churn N] [--new-words] [--realloc-mb N] [--gap-s S] [--per-round]
 """
 
 from __future__ import annotations
@@ -185,6 +193,12 @@ def main() -> None:
         "an arena as large as the candidate's every evaluation): whether a handoff moves with "
         "what its context maps",
     )
+    parser.add_argument(
+        "--per-round",
+        action="store_true",
+        help="print every round: the resident's handoff and how far the others' mean is from it "
+        "(whether a round moves every context alike or one alone)",
+    )
     args = parser.parse_args()
     context = mp.get_context("spawn")
     properties = torch.cuda.get_device_properties(0)
@@ -223,6 +237,11 @@ def main() -> None:
             return rounds
 
         rounds = timed_rounds()
+        if args.per_round:
+            print("round  resident µs  others' mean less the resident's µs")
+            for number, spans in enumerate(zip(*rounds, strict=True)):
+                others = statistics.mean(spans[1:]) - spans[0] if len(spans) > 1 else 0.0
+                print(f"{number:5d}  {1000 * spans[0]:11.2f}  {1000 * others:+8.2f}")
         if args.churn:
             idle += _idle_contexts(context, args.churn)
             after = timed_rounds()
