@@ -242,6 +242,12 @@ class TimingDetail(BaseModel):
         description="The GPU's handoff between the judge's and the candidate's processes, "
         "measured with a trusted null subject and subtracted from every call."
     )
+    null_offset_ms: float | None = Field(
+        default=None,
+        description="Included in handoff_ms: how much a new GPU context's handoff read beyond "
+        "the null subject's, measured against a panel of new trusted processes when the "
+        "worker started (None: not measured).",
+    )
     fill_excess_ms: float = Field(
         default=0.0,
         description="Median per span: GPU time the candidate's process held while the judge "

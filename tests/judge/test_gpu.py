@@ -50,6 +50,8 @@ def test_solutions_are_correct_and_timed(gpu_judge, name):
     assert result.timing_meaningful and result.timing.spans >= 5
     assert result.correctness.timed_calls_checked >= result.runtime.n
     assert result.timing.handoff_ms > 0 and not result.timing.synchronizing
+    # the worker's null subject was timed against new contexts: they read within microseconds
+    assert result.timing.null_offset_ms is not None and abs(result.timing.null_offset_ms) < 0.02
     assert result.timing.triton_share and result.timing.triton_share > 0.5
     assert result.eager is not None and result.speedup_eager > 0
     assert result.environment.interpreter is False
@@ -182,3 +184,35 @@ def test_the_gpu_lock_is_free_while_a_candidate_compiles(gpu_judge):
     assert result.status is Status.CORRECT, result.message
     assert result.phases.compile_s > 2.0, "the kernel must compile slowly for this test to tell"
     assert max(waits) < result.phases.compile_s / 2, (max(waits), result.phases)
+
+
+def test_the_null_subjects_panel_is_gone_once_timed(loop_thread, tmp_path):
+    """The panel (``trusted.null_panel``) lives only until the trusted process has timed it:
+    after the first evaluations the worker's children outside any sandbox are the pair alone,
+    and its offset is the same for every evaluation of the pair."""
+    from adaexplore_mcp.judge.settings import JudgeSettings, TimingSettings
+
+    from .test_resident import _trusted_children
+
+    settings = JudgeSettings(
+        device="cuda:0",
+        workers_per_device=1,
+        timeout_s=600,
+        timing=TimingSettings(null_panel=3, null_panel_rounds=4),
+    )
+    judge = LocalJudge(settings, home=tmp_path)
+
+    async def run():
+        await judge.start()
+        try:
+            results = [await judge.evaluate(SOFTMAX, softmax_solution()) for _ in range(2)]
+            return results, _trusted_children(judge)
+        finally:
+            await judge.close()
+
+    results, children = loop_thread.run(run())
+    for result in results:
+        assert result.status is Status.CORRECT, result.message
+    offsets = {result.timing.null_offset_ms for result in results}
+    assert len(offsets) == 1 and None not in offsets, offsets
+    assert len(children) == 2, children  # the trusted process and its null subject

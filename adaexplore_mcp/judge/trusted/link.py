@@ -77,9 +77,13 @@ class Link:
         *,
         ready: ReadyAnswer | None = None,
         group: int | None = None,
+        handoff_offset_ms: float | None = None,
     ) -> None:
+        """``handoff_offset_ms``: the null subject's only, where a new context's handoff reads
+        against its own (``trusted.null_panel``; None: not measured)."""
         self.role = role
         self.group = group  # its process group, which the judge may stop (a user-code process)
+        self.handoff_offset_ms = handoff_offset_ms
         self._ready = ready  # read already (a process that serves many jobs)
         self.channel = channel
         self.device = device

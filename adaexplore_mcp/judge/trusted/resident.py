@@ -30,12 +30,18 @@ import traceback
 
 import torch
 
+from adaexplore_mcp.judge.settings import TimingSettings
+from adaexplore_mcp.judge.trusted import null_panel
 from adaexplore_mcp.judge.trusted.diagnostics import profiled
+from adaexplore_mcp.judge.trusted.gpu import Gpu
 from adaexplore_mcp.judge.trusted.gpulock import GpuLock
-from adaexplore_mcp.judge.trusted.link import Link, Role
+from adaexplore_mcp.judge.trusted.link import Link, Role, SubjectFailed, SubjectLost
 from adaexplore_mcp.judge.trusted.main import run
+from adaexplore_mcp.judge.trusted.null_panel import NullOffset
 from adaexplore_mcp.judge.trusted.peaks import PeakFlops
 from adaexplore_mcp.judge.trusted.report import Reporter
+from adaexplore_mcp.judge.trusted.timing import SubjectStuck
+from adaexplore_mcp.judge.wire.cuda import CudaError
 from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed, FrameError, read_frame
 from adaexplore_mcp.judge.wire.ipc import Arena, LentArena
 from adaexplore_mcp.judge.wire.jobs import (
@@ -49,6 +55,7 @@ from adaexplore_mcp.judge.wire.subject import ReadyAnswer, answer_adapter
 
 PREPARE_PATIENCE_S = 120.0
 CALIBRATOR_PATIENCE_S = 10.0
+PANEL_PATIENCE_S = 60.0  # for the panel's contexts, made one at a time under the GPU lock
 ORDER_BYTES = 4096
 MAX_FDS = 8
 
@@ -60,12 +67,21 @@ class Resident:
         calibrator: Channel | None,
         device: torch.device,
         gpu_lock: str | None = None,
+        *,
+        panel: list[Channel] | None = None,
+        timing: TimingSettings | None = None,
     ) -> None:
+        """``panel``: processes running the null subject's code, to time once against it
+        (``trusted.null_panel``), with ``timing``'s rounds."""
         self.control = control
         self.device = device
         # giving memory back unmaps pages of the GPU: kept out of other evaluations' timings
         self.quiet = GpuLock(gpu_lock).shared if gpu_lock else contextlib.nullcontext
+        self.exclusive = GpuLock(gpu_lock).exclusive if gpu_lock else contextlib.nullcontext
         self.calibrator = calibrator
+        self.panel = panel or []
+        self.timing = timing or TimingSettings()
+        self.null_offset: NullOffset | None = None
         self.calibrator_ready: ReadyAnswer | None = None  # read once the job before ended
         self.unfreed: dict[int, list[Arena | LentArena]] = {}
         # shared with a task process the worker keeps (``worker.kept``): never freed here (an
@@ -79,6 +95,8 @@ class Resident:
         jobs, or after a job that did not end in a report)."""
         if self.calibrator is not None:
             self.calibrator_ready = self._calibrator_answer()
+            if self.panel:
+                self._time_panel()
         while True:
             received = self._order()
             if received is None:
@@ -153,10 +171,53 @@ class Resident:
         }
         if order.calibrated and self.calibrator is not None:
             links["calibrator"] = Link(
-                "calibrator", self.calibrator, self.device, own, ready=self.calibrator_ready
+                "calibrator",
+                self.calibrator,
+                self.device,
+                own,
+                ready=self.calibrator_ready,
+                handoff_offset_ms=self.null_offset.ms if self.null_offset else None,
             )
             self.calibrator_ready = None
         return links
+
+    def _time_panel(self) -> None:
+        """The null subject's offset from new contexts, timed against the panel; the panel
+        then quits. A member that fails leaves the offset unmeasured (reported as such), and
+        its words allocated for good: it may still map them."""
+        assert self.calibrator is not None
+        own: set[str] = set()
+        null = Link("calibrator", self.calibrator, self.device, own, ready=self.calibrator_ready)
+        members = [Link("calibrator", channel, self.device, own) for channel in self.panel]
+        started: list[Link] = []  # those that answered ready: each answers a quit again
+        try:
+            for member in members:
+                member.ready(timeout_s=PANEL_PATIENCE_S)
+                started.append(member)
+            with self.exclusive():
+                gpu = Gpu(self.timing)
+                self.null_offset = null_panel.measure(
+                    null, members, gpu, rounds=self.timing.null_panel_rounds
+                )
+        except (SubjectLost, SubjectFailed, SubjectStuck, CudaError):
+            traceback.print_exc()
+        let_go = []
+        for member in members:
+            if member in started:
+                member.quit()
+                with contextlib.suppress(SubjectLost):
+                    member.ready(timeout_s=CALIBRATOR_PATIENCE_S)  # it unmapped its words
+                    let_go += member.arenas()
+            member.channel.close()  # it ends once it reads that
+        null.quit()
+        self.calibrator_ready = self._calibrator_answer()
+        let_go += null.arenas()
+        with self.quiet():
+            for arena in let_go:
+                arena.free()
+            gc.collect()
+            torch.cuda.empty_cache()
+        self.panel = []
 
     def _calibrator_answer(self) -> ReadyAnswer:
         """The null subject's ready answer: it comes once the subject has let go of the last
@@ -197,9 +258,12 @@ def serve(
     calibrator: Channel | None,
     device: torch.device,
     gpu_lock: str | None,
+    *,
+    panel: list[Channel] | None = None,
+    timing: TimingSettings | None = None,
 ) -> None:
     """The resident's life, once its CUDA context is made."""
     try:
-        Resident(control, calibrator, device, gpu_lock).serve()
+        Resident(control, calibrator, device, gpu_lock, panel=panel, timing=timing).serve()
     except (ChannelClosed, FrameError):
         traceback.print_exc()

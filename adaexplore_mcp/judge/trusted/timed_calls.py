@@ -90,7 +90,7 @@ def time_candidate(evaluation: TrustedEvaluation) -> tuple[RuntimeStats, TimingD
         evaluation.job.integrity.speed_of_light_fraction,
         read_fraction=evaluation.read_fraction,
     )
-    timing = detail(measurement, evaluation.profile_main)
+    timing = detail(measurement, evaluation.profile_main, evaluation.calibrator.handoff_offset_ms)
     if evaluation.work is not None:
         timing.speed_of_light = roofline.speed_of_light(
             evaluation.work,
@@ -118,7 +118,9 @@ def first_wrong(comparison, outputs: list[Any], expected: list[Any]) -> int | No
     return next((index for index, ok in enumerate(verdicts) if not ok), None)
 
 
-def detail(measurement, profile: Profile | None) -> TimingDetail:
+def detail(
+    measurement, profile: Profile | None, null_offset_ms: float | None = None
+) -> TimingDetail:
     kernels = []
     profiled_ms = triton_share = None
     if profile is not None and profile.kernels:
@@ -133,6 +135,7 @@ def detail(measurement, profile: Profile | None) -> TimingDetail:
         calls_per_span=measurement.calls_per_span,
         spans=measurement.spans,
         handoff_ms=statistics.median(measurement.handoff_ms),
+        null_offset_ms=null_offset_ms,
         fill_excess_ms=statistics.median(measurement.fill_excess_ms),
         held_ms=statistics.median(measurement.held_excess_ms),
         settled_ms=statistics.median(measurement.settled_ms),

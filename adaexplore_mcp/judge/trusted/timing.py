@@ -93,6 +93,29 @@ class SubjectBusy(Exception):
         self.limit_ms = limit_ms
 
 
+def gate_words(link: Link) -> tuple[Gate, int]:
+    """A gate and a done word, both zero, in an allocation of their own shared with ``link``'s
+    process; and their address here."""
+    arena = link.new_arena(ALIGN)
+    arena.bytes[:8].zero_()
+    torch.cuda.current_stream().synchronize()  # zero before the subject's stream waits on it
+    return Gate(ipc=arena.handle, gate_offset=0, done_offset=4), arena.pointer
+
+
+def wait_or_unblock(
+    gpu: Gpu, event: torch.cuda.Event, done_word: int, value: int, *, deadline: float
+) -> None:
+    """Wait until the stream has passed ``event``; past ``deadline`` (``time.monotonic``),
+    write ``value`` to the done word the stream waits on, so that it does not wait for ever,
+    and raise ``SubjectStuck``."""
+    while not event.query():
+        if time.monotonic() > deadline:
+            with torch.cuda.stream(gpu.side):
+                cuda.set_word(gpu.side.cuda_stream, done_word, value)
+            raise SubjectStuck
+        time.sleep(0.0002)
+
+
 @dataclass
 class _Marks:
     """A span's events on this process's stream: per call, before its copy (``filling``), at
@@ -150,13 +173,6 @@ class SpanTimer:
         self.inputs = SpanInputs(subject, calibrator, gpu.device)
         self._landing = Landing()
 
-    @staticmethod
-    def _words_for(link: Link) -> tuple[Gate, int]:
-        arena = link.new_arena(ALIGN)
-        arena.bytes[:8].zero_()
-        torch.cuda.current_stream().synchronize()  # zero before the subject's stream waits on it
-        return Gate(ipc=arena.handle, gate_offset=0, done_offset=4), arena.pointer
-
     # -- one span ------------------------------------------------------------------------------
 
     def span(self, sets: list[list[Any]]) -> SpanResult:
@@ -165,7 +181,7 @@ class SpanTimer:
         # Words of their own for every span: the handoff depends on where its words lie, and
         # an evaluation whose null subject's words were quick (0.2849 against ~0.2865 ms on an
         # H100) read ~1.5% slow on every call; new words each span average that out
-        gate, words = self._words_for(self.subject)
+        gate, words = gate_words(self.subject)
         first = self.value + 1
         self.value += len(calls)
         request = ArmRequest(
@@ -320,13 +336,9 @@ class SpanTimer:
         return settled.stolen_ms
 
     def _wait(self, event: torch.cuda.Event, done_word: int) -> None:
-        deadline = time.monotonic() + SPAN_DEADLINE_S
-        while not event.query():
-            if time.monotonic() > deadline:
-                with torch.cuda.stream(self.gpu.side):
-                    cuda.set_word(self.gpu.side.cuda_stream, done_word, self.value)
-                raise SubjectStuck
-            time.sleep(0.0002)
+        wait_or_unblock(
+            self.gpu, event, done_word, self.value, deadline=time.monotonic() + SPAN_DEADLINE_S
+        )
 
     def _handoff(
         self, ranges: list[tuple[int, int]], first: int, placed: list[list[Any]] | None
@@ -334,7 +346,7 @@ class SpanTimer:
         """The same T-side work as a span, with the null subject doing one tiny kernel a call:
         the same copies of the inputs, and of the subject's outputs (``placed``) where the
         span copied them call by call."""
-        gate, words = self._words_for(self.calibrator)
+        gate, words = gate_words(self.calibrator)
         marks = _Marks(len(ranges))
         with self.gpu.hold.held():
             self.calibrator.send(
@@ -352,4 +364,5 @@ class SpanTimer:
             gated_ms=statistics.median(marks.gated_ms()) if ranges else 0.0,
             fill_ms=marks.fill_ms(),
             held_ms=self.gpu.hold.stolen_ms(),
+            offset_ms=self.calibrator.handoff_offset_ms or 0.0,
         )

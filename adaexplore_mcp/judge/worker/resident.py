@@ -10,6 +10,7 @@ another device.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import socket
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from adaexplore_mcp.judge.sandbox import limits, namespaces
+from adaexplore_mcp.judge.settings import TimingSettings
 from adaexplore_mcp.judge.trusted.diagnostics import dump_stacks_later
 from adaexplore_mcp.judge.wire.frames import Channel, write_frame
 from adaexplore_mcp.judge.wire.jobs import ChildJob, ResidentOrder
@@ -41,29 +43,41 @@ class Handed:
 
 
 class ResidentPair:
-    """One pair: the trusted process and (on a GPU) the null subject."""
+    """One pair: the trusted process and (on a GPU) the null subject, with the null subject's
+    panel (``trusted.null_panel``): processes like it that live only until the trusted process
+    has timed them against it, and that the worker reaps like any other child of a job."""
 
-    def __init__(self, device: str, gpu_lock: str | None) -> None:
+    def __init__(self, device: str, gpu_lock: str | None, timing: TimingSettings) -> None:
         self.key = (device, gpu_lock)
         self.jobs = 0
         self._handed_seq = -1
         self._reaped_seq = -1
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        pair = socket.socketpair() if device != "cpu" else None
+        gpu = device != "cpu"
+        pair = socket.socketpair() if gpu else None
+        panel = [socket.socketpair() for _ in range(timing.null_panel if gpu else 0)]
         self.pids: list[int] = []
+        self.panel_pids: list[int] = []
         sys.stdout.flush()
         sys.stderr.flush()
         trusted = os.fork()
         if trusted == 0:
-            _child(lambda: _trusted(theirs, pair[0] if pair else None, device, gpu_lock))
+            null_end = pair[0] if pair else None
+            ours = [end for end, _ in panel]
+            _child(lambda: _trusted(theirs, null_end, ours, device, gpu_lock, timing))
         self.pids.append(trusted)
         if pair is not None:
             calibrator = os.fork()
             if calibrator == 0:
                 _child(lambda: _calibrator(pair[1], gpu_lock))
             self.pids.append(calibrator)
-            for end in pair:
-                end.close()
+        for _, member_end in panel:
+            member = os.fork()
+            if member == 0:
+                _child(functools.partial(_calibrator, member_end, gpu_lock))
+            self.panel_pids.append(member)
+        for end in [*(pair or ()), *(end for ends in panel for end in ends)]:
+            end.close()
         theirs.close()
 
     @property
@@ -130,7 +144,7 @@ class ResidentPair:
 
     def end(self) -> None:
         self.control.close()
-        for pid in self.pids:
+        for pid in [*self.pids, *self.panel_pids]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
@@ -150,7 +164,7 @@ class Residents:
             self.retire()
             pair = None
         if pair is None:
-            pair = self._pair = ResidentPair(job.device, job.gpu_lock)
+            pair = self._pair = ResidentPair(job.device, job.gpu_lock, job.timing)
         return pair
 
     def pids(self) -> set[int]:
@@ -209,19 +223,29 @@ def _made_under_lock(device: str, gpu_lock: str | None):
         return start_device(device)
 
 
-def _trusted(control: socket.socket, calibrator: socket.socket | None, device, gpu_lock) -> None:
+def _trusted(
+    control: socket.socket,
+    calibrator: socket.socket | None,
+    panel: list[socket.socket],
+    device: str,
+    gpu_lock: str | None,
+    timing: TimingSettings,
+) -> None:
     from adaexplore_mcp.judge.trusted.resident import serve
 
     null = os.open(os.devnull, os.O_WRONLY)  # until a job gives it an output pipe
     os.dup2(null, 1)
     os.dup2(null, 2)
-    _keep_only({control.fileno(), *((calibrator.fileno(),) if calibrator else ())})
+    own = [control, *((calibrator,) if calibrator else ()), *panel]
+    _keep_only({end.fileno() for end in own})
     torch_device = _made_under_lock(device, gpu_lock)
     serve(
         control,
         Channel(calibrator) if calibrator else None,
         torch_device,
         gpu_lock if device != "cpu" else None,
+        panel=[Channel(end) for end in panel],
+        timing=timing,
     )
 
 

@@ -1,0 +1,56 @@
+"""The null subject's offset from new contexts (``trusted.null_panel``): how it is read from
+the panel's rounds, and that every call's handoff carries it."""
+
+from __future__ import annotations
+
+import pytest
+
+from adaexplore_mcp.judge.trusted.null_panel import offset_from
+from adaexplore_mcp.judge.trusted.span_result import Handoff, SpanResult
+from adaexplore_mcp.judge.wire.subject import Signals
+
+
+def test_the_offset_is_read_within_rounds_so_what_moves_every_context_cancels():
+    """In the second round every context read 5 µs more (the GPU, not a context): the
+    members' differences from the null subject stay what they are in the other rounds."""
+    null = [0.2880, 0.2930, 0.2881]
+    members = [
+        [0.2890, 0.2940, 0.2891],  # +1.0 µs
+        [0.2900, 0.2950, 0.2901],  # +2.0 µs
+        [0.2875, 0.2925, 0.2876],  # -0.5 µs
+    ]
+    offset = offset_from(null, members)
+    assert offset.members_ms == pytest.approx((0.0010, 0.0020, -0.0005))
+    assert offset.ms == pytest.approx(0.0010)
+
+
+def test_one_odd_member_moves_the_offset_no_further_than_the_middle_members():
+    """A median over the panel: a member 12 µs off (a context that read oddly, or work of
+    another process in its spans) weighs no more than one 1.2 µs off."""
+    null = [0.288] * 4
+    members = [[0.289] * 4, [0.2892] * 4, [0.2888] * 4, [0.300] * 4]
+    assert offset_from(null, members).ms == pytest.approx(0.0011)
+
+
+def test_a_panel_of_no_members_is_an_error_not_an_offset_of_zero():
+    with pytest.raises(ValueError, match="no members"):
+        offset_from([0.288], [])
+
+
+def test_every_call_is_charged_the_null_subjects_handoff_moved_by_the_offset():
+    """A worker whose null subject reads its handoff 2 µs below a new context's would time a
+    0.07 ms kernel 3% slow: the offset is part of the handoff taken off every call."""
+    handoff = Handoff(gated_ms=0.287, fill_ms=1.0, offset_ms=0.002)
+    result = SpanResult(
+        gated_ms=[0.359] * 10,
+        fill_ms=1.0,
+        handoff=handoff,
+        host_s=0.001,
+        outputs=[],
+        synchronizing=False,
+        signals=Signals(),
+        inputs_modified=False,
+    )
+    assert result.handoff_ms == pytest.approx(0.289)
+    assert result.per_call_ms(10) == pytest.approx(0.070)
+    assert result.own_ms() == pytest.approx(0.070)
