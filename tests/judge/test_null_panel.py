@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from adaexplore_mcp.judge.devices import GpuInfo
+from adaexplore_mcp.judge.pool.lane import Lane
+from adaexplore_mcp.judge.settings import JudgeSettings
 from adaexplore_mcp.judge.trusted.null_panel import offset_from
 from adaexplore_mcp.judge.trusted.span_result import Handoff, SpanResult
 from adaexplore_mcp.judge.wire.subject import Signals
@@ -54,3 +57,24 @@ def test_every_call_is_charged_the_null_subjects_handoff_moved_by_the_offset():
     assert result.handoff_ms == pytest.approx(0.289)
     assert result.per_call_ms(10) == pytest.approx(0.070)
     assert result.own_ms() == pytest.approx(0.070)
+
+
+def _gpu(memory_gb: float) -> GpuInfo:
+    return GpuInfo(
+        index=0,
+        name="a GPU",
+        uuid="GPU-0",
+        capability="9.0",
+        memory_gb=memory_gb,
+        l2_bytes=50 * 2**20,
+        sm_count=132,
+    )
+
+
+@pytest.mark.parametrize(("memory_gb", "panel"), [(141.0, 8), (80.0, 8), (40.0, 0), (24.0, 0)])
+def test_a_gpu_too_small_for_every_workers_panel_at_once_gets_none(memory_gb, panel):
+    """Four workers' panels of eight are 32 contexts at once, next to their first jobs': a GPU
+    where that is over a quarter of its memory gets no panel rather than a smaller one."""
+    lane = Lane("cuda:0", {}, JudgeSettings(), gpu=_gpu(memory_gb), lock=None)
+    assert lane.timing.null_panel == panel
+    assert lane.timing.model_copy(update={"null_panel": 8}) == JudgeSettings().timing

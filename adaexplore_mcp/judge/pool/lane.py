@@ -16,7 +16,7 @@ from adaexplore_mcp.judge.devices import GpuInfo
 from adaexplore_mcp.judge.exceptions import JudgeUnavailable, QueueFull
 from adaexplore_mcp.judge.pool.affinity import AffinityQueue
 from adaexplore_mcp.judge.pool.worker_handle import WorkerDied, WorkerHandle
-from adaexplore_mcp.judge.settings import JudgeSettings
+from adaexplore_mcp.judge.settings import JudgeSettings, TimingSettings
 from adaexplore_mcp.judge.wire.jobs import (
     ChildOutcome,
     JobMessage,
@@ -28,6 +28,30 @@ from adaexplore_mcp.judge.wire.jobs import (
 log = logging.getLogger(__name__)
 
 _WATCHDOG_SLACK_S = 60.0
+# A null panel's member is a CUDA context (``trusted.null_panel``): about half a GiB. A lane's
+# workers may all start theirs at once, next to their first jobs' processes
+_PANEL_CONTEXT_GB = 0.5
+_PANEL_MEMORY_SHARE = 0.25
+
+
+def panel_within_memory(
+    timing: TimingSettings, gpu: GpuInfo | None, workers: int
+) -> TimingSettings:
+    """``timing``, without a null panel where every worker's panel at once would take more than
+    a quarter of the GPU's memory. A smaller panel is no answer: its median is as much noise as
+    correction (four members made the spread worse on an H200)."""
+    wanted_gb = workers * timing.null_panel * _PANEL_CONTEXT_GB
+    if gpu is None or wanted_gb <= _PANEL_MEMORY_SHARE * gpu.memory_gb:
+        return timing
+    log.info(
+        "no null panel on %s: %d workers' panels of %d would take %.0f of its %.0f GB",
+        gpu.name,
+        workers,
+        timing.null_panel,
+        wanted_gb,
+        gpu.memory_gb,
+    )
+    return timing.model_copy(update={"null_panel": 0})
 
 
 class LaneStatus(BaseModel):
@@ -80,6 +104,7 @@ class Lane:
         self.sandbox_required = settings.sandbox.required
         default_workers = 2 if gpu is None else 4
         self.size = settings.workers_per_device or default_workers
+        self.timing = panel_within_memory(settings.timing, gpu, self.size)
         # a worker takes a job of the task whose process it keeps first (``pool.affinity``)
         self.queue: AffinityQueue[Pending] = AffinityQueue(
             settings.max_queue, patience=2 * self.size

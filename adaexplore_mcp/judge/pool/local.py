@@ -175,7 +175,7 @@ class LocalJudge:
             tolerances=self.settings.tolerances,
             precision=precision,
             ops=ops,
-            timing=self.settings.timing,
+            timing=lane.timing,
             integrity=self.settings.integrity,
             sandbox=self.settings.sandbox,
             gpu_lock=lane.lock,
