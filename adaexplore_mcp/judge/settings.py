@@ -94,7 +94,7 @@ class TimingSettings(BaseModel):
         "where a new GPU context's handoff lies against the null subject's: that offset is "
         "added to every calibration of the worker (0: none). On an H200 the null subjects of "
         "four workers read handoffs up to 2 µs apart, 3% of a 0.07 ms kernel, and new "
-        "contexts scattered by about 0.8 µs (sd) around them. Each member is a CUDA context "
+        "contexts scattered by 0.5-1.1 µs (sd) around them. Each member is a CUDA context "
         "while the worker starts its trusted process.",
     )
     null_panel_rounds: int = Field(

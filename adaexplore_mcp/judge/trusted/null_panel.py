@@ -19,11 +19,11 @@ panel is the null subject's offset, added to its handoff in every calibration of
 process. The panel then quits. Nothing here runs user code, and nothing a candidate does can
 reach it: the panel is gone before the first job is read.
 
-New contexts scatter around each other by about 0.8 µs (sd of the members' offsets), so the
-panel must be large: with four members the corrected handoffs of four workers still lay 2.1-2.4
-µs apart (the members' median was as much noise as signal); with twelve, 0.7-0.8 µs; with eight
-(the default), 0.7-1.0 µs. What is left of the spread between evaluations is the candidate's
-own context, which only its own process could show."""
+New contexts scatter around each other by 0.5-1.1 µs (sd of twelve members' offsets, one panel
+per worker), so the panel must be large: with four members the corrected handoffs of four
+workers still lay 2.1-2.4 µs apart (the members' median was as much noise as signal); with
+twelve, 0.7-0.8 µs; with eight (the default), 0.7-1.0 µs. What is left of the spread between
+evaluations is the candidate's own context, which only its own process could show."""
 
 from __future__ import annotations
 
