@@ -95,7 +95,8 @@ class TimingSettings(BaseModel):
         "added to every calibration of the worker (0: none). On an H200 the null subjects of "
         "four workers read handoffs up to 2 µs apart, 3% of a 0.07 ms kernel, and new "
         "contexts scattered by 0.5-1.1 µs (sd) around them. Each member is a CUDA context "
-        "while the worker starts its trusted process.",
+        "while the worker starts its trusted process; a GPU where every worker's panel at "
+        "once would take over a quarter of its memory (half a GiB a member) gets none.",
     )
     null_panel_rounds: int = Field(
         default=8,

@@ -55,7 +55,7 @@ from adaexplore_mcp.judge.wire.subject import ReadyAnswer, answer_adapter
 
 PREPARE_PATIENCE_S = 120.0
 CALIBRATOR_PATIENCE_S = 10.0
-PANEL_PATIENCE_S = 60.0  # for the panel's contexts, made one at a time under the GPU lock
+PANEL_PATIENCE_S = 60.0  # a context waits for the GPU lock (shared) while another worker times
 ORDER_BYTES = 4096
 MAX_FDS = 8
 
@@ -199,7 +199,7 @@ class Resident:
                 self.null_offset = null_panel.measure(
                     null, members, gpu, rounds=self.timing.null_panel_rounds
                 )
-        except (SubjectLost, SubjectFailed, SubjectStuck, CudaError):
+        except (SubjectLost, SubjectFailed, SubjectStuck, CudaError, torch.OutOfMemoryError):
             traceback.print_exc()
         let_go = []
         for member in members:
