@@ -24,9 +24,14 @@ def device_of(job: ChildJob) -> torch.device:
 def gpu_lock(job: ChildJob) -> tuple[Any, Any]:
     """(shared, exclusive) context-manager factories; no-ops on the CPU. What ``shared`` gives
     can be let go and taken again within its block (``gpulock.SharedHold``)."""
-    if job.device == "cpu" or not job.gpu_lock:
+    return lock_holds(job.gpu_lock if job.device != "cpu" else None)
+
+
+def lock_holds(path: str | None) -> tuple[Any, Any]:
+    """(shared, exclusive) of the GPU lock at ``path``; no-ops without one."""
+    if not path:
         return NoHold, nullcontext
-    lock = GpuLock(job.gpu_lock)
+    lock = GpuLock(path)
     return lock.shared, lock.exclusive
 
 

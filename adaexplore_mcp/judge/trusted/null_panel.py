@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import torch
 
 from adaexplore_mcp.judge.trusted.gpu import Gpu
-from adaexplore_mcp.judge.trusted.link import Link, SubjectLost
+from adaexplore_mcp.judge.trusted.link import Link
 from adaexplore_mcp.judge.trusted.timing import gate_words, wait_or_unblock
 from adaexplore_mcp.judge.wire import cuda
 from adaexplore_mcp.judge.wire.subject import ArmedAnswer, ArmRequest, OkAnswer, ReleaseRequest
@@ -87,9 +87,7 @@ def _span(link: Link, gpu: Gpu, calls: int) -> float:
     and after an L2 flush, as the calibration's, on words allocated for this span."""
     gate, words = gate_words(link)
     link.send(ArmRequest(variant="null", calls=[[] for _ in range(calls)], gate=gate, value=1))
-    if not link.channel.readable(ARM_PATIENCE_S):
-        raise SubjectLost(link.role, "did not arm its span")
-    link.answer(expect=ArmedAnswer)
+    link.answer(expect=ArmedAnswer, timeout_s=ARM_PATIENCE_S)
     opened = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
     ended = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
     with torch.cuda.stream(gpu.stream):

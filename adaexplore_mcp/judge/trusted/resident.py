@@ -32,9 +32,9 @@ import torch
 
 from adaexplore_mcp.judge.settings import TimingSettings
 from adaexplore_mcp.judge.trusted import null_panel
+from adaexplore_mcp.judge.trusted.common import lock_holds
 from adaexplore_mcp.judge.trusted.diagnostics import profiled
 from adaexplore_mcp.judge.trusted.gpu import Gpu
-from adaexplore_mcp.judge.trusted.gpulock import GpuLock
 from adaexplore_mcp.judge.trusted.link import Link, Role, SubjectFailed, SubjectLost
 from adaexplore_mcp.judge.trusted.main import run
 from adaexplore_mcp.judge.trusted.null_panel import NullOffset
@@ -76,8 +76,7 @@ class Resident:
         self.control = control
         self.device = device
         # giving memory back unmaps pages of the GPU: kept out of other evaluations' timings
-        self.quiet = GpuLock(gpu_lock).shared if gpu_lock else contextlib.nullcontext
-        self.exclusive = GpuLock(gpu_lock).exclusive if gpu_lock else contextlib.nullcontext
+        self.quiet, self.exclusive = lock_holds(gpu_lock)
         self.calibrator = calibrator
         self.panel = panel or []
         self.timing = timing or TimingSettings()
