@@ -19,12 +19,12 @@ def test_workers_in_several_processes_lose_no_node_and_keep_the_tree_consistent(
     watcher = SearchEngine(store, FakeJudge(), settings)
     sid = watcher.start_search(toy_task(), budget=Budget(max_steps=60)).id
     watcher.get_tree(sid)  # the watcher's cache must follow what the others write
-    # on a busy machine a worker still starting found the budget spent by the others
+    # on a busy machine a worker still starting found the budget spent by the others; and on
+    # two cores, past the barrier, three workers spent 60 steps of 5 ms each before the fourth
+    # was scheduled: at 50 ms a step the budget lasts ten times as long
     with SPAWN.Manager() as manager, SPAWN.Pool(4) as pool:
         start = manager.Barrier(4)
-        made = pool.starmap(
-            search_loop, [(str(store.path), sid, w, 0.005, start) for w in range(4)]
-        )
+        made = pool.starmap(search_loop, [(str(store.path), sid, w, 0.05, start) for w in range(4)])
     created = [node_id for ids in made for node_id in ids]
     assert sorted(created) == list(range(1, 61))  # no node lost, none counted twice
     assert all(ids for ids in made), "every worker took steps"
