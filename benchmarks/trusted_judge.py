@@ -441,6 +441,18 @@ def summarize_fidelity(out: dict) -> None:
             f"r = {r:+.2f}, slope {slope:+.2f} over {count} evaluations (about -1: the null's "
             f"handoff differs from the candidate's by evaluation, and the medians carry it)"
         )
+    scatters = [
+        r["timing"]["context_scatter_ms"] * 1e3
+        for data in out.values()
+        for r in data["quiet"] + data["loaded"]
+        if r["timing"] and r["timing"].get("context_scatter_ms") is not None
+    ]
+    if scatters:
+        print(
+            f"new contexts' handoffs lay {min(scatters):.2f}-{max(scatters):.2f} µs from each "
+            f"other (sd over each worker's null panel): what a candidate's new context alone "
+            f"may move its median by, every evaluation"
+        )
 
 
 def handoff_association(out: dict) -> tuple[float, float, int] | None:

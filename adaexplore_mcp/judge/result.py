@@ -248,6 +248,14 @@ class TimingDetail(BaseModel):
         "the null subject's, measured against a panel of new trusted processes when the "
         "worker started (None: not measured).",
     )
+    context_scatter_ms: float | None = Field(
+        default=None,
+        description="How far new GPU contexts' handoffs lay from each other (standard "
+        "deviation over that panel). The candidate runs in a new context every evaluation, "
+        "and its own offset is not known: two evaluations of the same kernel differ by about "
+        "this much a call even when nothing else changes, so runtimes closer than two or "
+        "three times this are a tie (None: not measured).",
+    )
     fill_excess_ms: float = Field(
         default=0.0,
         description="Median per span: GPU time the candidate's process held while the judge "

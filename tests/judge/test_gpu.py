@@ -52,6 +52,9 @@ def test_solutions_are_correct_and_timed(gpu_judge, name):
     assert result.timing.handoff_ms > 0 and not result.timing.synchronizing
     # the worker's null subject was timed against new contexts: they read within microseconds
     assert result.timing.null_offset_ms is not None and abs(result.timing.null_offset_ms) < 0.02
+    assert (
+        result.timing.context_scatter_ms is not None and 0 < result.timing.context_scatter_ms < 0.01
+    )
     assert result.timing.triton_share and result.timing.triton_share > 0.5
     assert result.eager is not None and result.speedup_eager > 0
     assert result.environment.interpreter is False

@@ -3,13 +3,17 @@ the panel's rounds, and that every call's handoff carries it."""
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
 
 from adaexplore_mcp.judge.devices import GpuInfo
 from adaexplore_mcp.judge.pool.lane import Lane
 from adaexplore_mcp.judge.settings import JudgeSettings
 from adaexplore_mcp.judge.trusted.null_panel import offset_from
-from adaexplore_mcp.judge.trusted.span_result import Handoff, SpanResult
+from adaexplore_mcp.judge.trusted.span_result import Handoff, NullOffset, SpanResult
+from adaexplore_mcp.judge.trusted.spans import SpanMeasurement
+from adaexplore_mcp.judge.trusted.timed_calls import detail
 from adaexplore_mcp.judge.wire.subject import Signals
 
 
@@ -33,6 +37,31 @@ def test_one_odd_member_moves_the_offset_no_further_than_the_middle_members():
     null = [0.288] * 4
     members = [[0.289] * 4, [0.2892] * 4, [0.2888] * 4, [0.300] * 4]
     assert offset_from(null, members).ms == pytest.approx(0.0011)
+
+
+def test_how_far_new_contexts_lie_from_each_other_is_the_members_standard_deviation():
+    offset = offset_from([0.288] * 2, [[0.289] * 2, [0.2895] * 2, [0.2875] * 2, [0.2880] * 2])
+    assert offset.scatter_ms == pytest.approx(statistics.stdev([0.001, 0.0015, -0.0005, 0.0]))
+    assert NullOffset(ms=0.001, members_ms=(0.001,)).scatter_ms is None  # one member: unknown
+
+
+def test_an_evaluation_reports_the_offset_it_was_charged_and_the_contexts_scatter():
+    """The scatter is how far the candidate's own context may lie from the offset charged:
+    what a reader needs to tell a speedup from a new context."""
+    measurement = SpanMeasurement(
+        per_call_ms=[0.070] * 3,
+        handoff_ms=[0.289] * 3,
+        fill_excess_ms=[0.0] * 3,
+        held_excess_ms=[0.0] * 3,
+        settled_ms=[0.0] * 3,
+        calls_per_span=13,
+    )
+    offset = NullOffset(ms=0.0011, members_ms=(0.0002, 0.0011, 0.0019, 0.0012))
+    timing = detail(measurement, None, offset)
+    assert timing.null_offset_ms == pytest.approx(0.0011)
+    assert timing.context_scatter_ms == pytest.approx(offset.scatter_ms)
+    unmeasured = detail(measurement, None, None)
+    assert unmeasured.null_offset_ms is None and unmeasured.context_scatter_ms is None
 
 
 def test_a_panel_of_no_members_is_an_error_not_an_offset_of_zero():

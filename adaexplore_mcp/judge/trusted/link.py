@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import torch
 
+from adaexplore_mcp.judge.trusted.span_result import NullOffset
 from adaexplore_mcp.judge.wire.cuda import CudaError
 from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed, FrameError
 from adaexplore_mcp.judge.wire.ipc import (
@@ -77,13 +78,13 @@ class Link:
         *,
         ready: ReadyAnswer | None = None,
         group: int | None = None,
-        handoff_offset_ms: float | None = None,
+        null_offset: NullOffset | None = None,
     ) -> None:
-        """``handoff_offset_ms``: the null subject's only, where a new context's handoff reads
-        against its own (``trusted.null_panel``; None: not measured)."""
+        """``null_offset``: the null subject's only, where new contexts' handoffs read against
+        its own (``trusted.null_panel``; None: not measured)."""
         self.role = role
         self.group = group  # its process group, which the judge may stop (a user-code process)
-        self.handoff_offset_ms = handoff_offset_ms
+        self.null_offset = null_offset
         self._ready = ready  # read already (a process that serves many jobs)
         self.channel = channel
         self.device = device

@@ -31,25 +31,17 @@ import random
 import statistics
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import torch
 
 from adaexplore_mcp.judge.trusted.gpu import Gpu
 from adaexplore_mcp.judge.trusted.link import Link
+from adaexplore_mcp.judge.trusted.span_result import NullOffset
 from adaexplore_mcp.judge.trusted.timing import gate_words, wait_or_unblock
 from adaexplore_mcp.judge.wire import cuda
 from adaexplore_mcp.judge.wire.subject import ArmedAnswer, ArmRequest, OkAnswer, ReleaseRequest
 
 ARM_PATIENCE_S = 10.0
-
-
-@dataclass(frozen=True)
-class NullOffset:
-    """What a new context's handoff reads beyond the null subject's, in ms (negative: less)."""
-
-    ms: float
-    members_ms: tuple[float, ...]  # each panel member's median difference
 
 
 def offset_from(null: Sequence[float], members: Sequence[Sequence[float]]) -> NullOffset:

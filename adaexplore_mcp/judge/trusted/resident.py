@@ -37,9 +37,9 @@ from adaexplore_mcp.judge.trusted.diagnostics import profiled
 from adaexplore_mcp.judge.trusted.gpu import Gpu
 from adaexplore_mcp.judge.trusted.link import Link, Role, SubjectFailed, SubjectLost
 from adaexplore_mcp.judge.trusted.main import run
-from adaexplore_mcp.judge.trusted.null_panel import NullOffset
 from adaexplore_mcp.judge.trusted.peaks import PeakFlops
 from adaexplore_mcp.judge.trusted.report import Reporter
+from adaexplore_mcp.judge.trusted.span_result import NullOffset
 from adaexplore_mcp.judge.trusted.timing import SubjectStuck
 from adaexplore_mcp.judge.wire.cuda import CudaError
 from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed, FrameError, read_frame
@@ -175,7 +175,7 @@ class Resident:
                 self.device,
                 own,
                 ready=self.calibrator_ready,
-                handoff_offset_ms=self.null_offset.ms if self.null_offset else None,
+                null_offset=self.null_offset,
             )
             self.calibrator_ready = None
         return links

@@ -3,10 +3,27 @@
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
 from adaexplore_mcp.judge.wire.subject import Signals
+
+
+@dataclass(frozen=True)
+class NullOffset:
+    """Where new contexts' handoffs read against the null subject's, measured with the null
+    panel (``trusted.null_panel``), in ms (negative: less)."""
+
+    ms: float  # the panel's median: added to the null subject's handoff
+    members_ms: tuple[float, ...]  # each member's median difference
+
+    @property
+    def scatter_ms(self) -> float | None:
+        """How far new contexts lie from each other (the members' standard deviation): the
+        candidate's context is one of them, new every evaluation, and its own offset is not
+        known, so two evaluations of one kernel differ by about this much a call."""
+        return statistics.stdev(self.members_ms) if len(self.members_ms) > 1 else None
 
 
 @dataclass

@@ -13,7 +13,7 @@ from adaexplore_mcp.judge.result import KernelTime, Phase, RuntimeStats, TimingD
 from adaexplore_mcp.judge.trusted import integrity
 from adaexplore_mcp.judge.trusted.gpu import Gpu
 from adaexplore_mcp.judge.trusted.peaks import PeakFlops, describe_math, peak_math
-from adaexplore_mcp.judge.trusted.span_result import SpanResult
+from adaexplore_mcp.judge.trusted.span_result import NullOffset, SpanResult
 from adaexplore_mcp.judge.trusted.spans import run_spans, stats
 from adaexplore_mcp.judge.trusted.staging import set_bytes
 from adaexplore_mcp.judge.trusted.timing import SpanTimer
@@ -90,7 +90,7 @@ def time_candidate(evaluation: TrustedEvaluation) -> tuple[RuntimeStats, TimingD
         evaluation.job.integrity.speed_of_light_fraction,
         read_fraction=evaluation.read_fraction,
     )
-    timing = detail(measurement, evaluation.profile_main, evaluation.calibrator.handoff_offset_ms)
+    timing = detail(measurement, evaluation.profile_main, evaluation.calibrator.null_offset)
     if evaluation.work is not None:
         timing.speed_of_light = roofline.speed_of_light(
             evaluation.work,
@@ -119,7 +119,7 @@ def first_wrong(comparison, outputs: list[Any], expected: list[Any]) -> int | No
 
 
 def detail(
-    measurement, profile: Profile | None, null_offset_ms: float | None = None
+    measurement, profile: Profile | None, null_offset: NullOffset | None = None
 ) -> TimingDetail:
     kernels = []
     profiled_ms = triton_share = None
@@ -135,7 +135,8 @@ def detail(
         calls_per_span=measurement.calls_per_span,
         spans=measurement.spans,
         handoff_ms=statistics.median(measurement.handoff_ms),
-        null_offset_ms=null_offset_ms,
+        null_offset_ms=null_offset.ms if null_offset else None,
+        context_scatter_ms=null_offset.scatter_ms if null_offset else None,
         fill_excess_ms=statistics.median(measurement.fill_excess_ms),
         held_ms=statistics.median(measurement.held_excess_ms),
         settled_ms=statistics.median(measurement.settled_ms),

@@ -364,5 +364,5 @@ class SpanTimer:
             gated_ms=statistics.median(marks.gated_ms()) if ranges else 0.0,
             fill_ms=marks.fill_ms(),
             held_ms=self.gpu.hold.stolen_ms(),
-            offset_ms=self.calibrator.handoff_offset_ms or 0.0,
+            offset_ms=self.calibrator.null_offset.ms if self.calibrator.null_offset else 0.0,
         )
