@@ -18,7 +18,15 @@ def _number(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}g}"
 
 
-def correct(correctness: Correctness, runtime: RuntimeStats | None, env: Environment) -> str:
+def correct(
+    correctness: Correctness,
+    runtime: RuntimeStats | None,
+    env: Environment,
+    context_scatter_ms: float | None = None,
+) -> str:
+    """``context_scatter_ms``: how far new GPU contexts' handoffs lie from each other
+    (``TimingDetail.context_scatter_ms``), said where it is 0.5% of the median or more: a
+    model that reads two runtimes 1% apart should know whether that is the kernel."""
     shapes = len(correctness.variants_checked)
     names = ", ".join(_short(shape) for shape in correctness.variants_checked)
     text = (
@@ -32,6 +40,13 @@ def correct(correctness: Correctness, runtime: RuntimeStats | None, env: Environ
         text += " Ran in Triton's CPU interpreter: no timing."
     else:
         text += f" Median {runtime.median_ms:.4g} ms over {runtime.n} runs on {env.device_name}."
+        if context_scatter_ms is not None and runtime.median_ms > 0:
+            share = context_scatter_ms / runtime.median_ms
+            if share >= 0.005:
+                text += (
+                    f" Evaluations of one kernel differ by about {share:.1%} from the GPU's "
+                    "handoff to each new process alone: closer runtimes are a tie."
+                )
     return text
 
 

@@ -1,5 +1,6 @@
 """The null subject's offset from new contexts (``trusted.null_panel``): how it is read from
-the panel's rounds, and that every call's handoff carries it."""
+the panel's rounds, that every call's handoff carries it, and that every evaluation reports
+how far new contexts lie from each other (what the candidate's own context may move it by)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import statistics
 
 import pytest
 
+from adaexplore_mcp.judge import messages
 from adaexplore_mcp.judge.devices import GpuInfo
 from adaexplore_mcp.judge.pool.lane import Lane
+from adaexplore_mcp.judge.result import Correctness, Environment, RuntimeStats
 from adaexplore_mcp.judge.settings import JudgeSettings
 from adaexplore_mcp.judge.trusted.null_panel import offset_from
 from adaexplore_mcp.judge.trusted.span_result import Handoff, NullOffset, SpanResult
@@ -107,3 +110,34 @@ def test_a_gpu_too_small_for_every_workers_panel_at_once_gets_none(memory_gb, pa
     lane = Lane("cuda:0", {}, JudgeSettings(), gpu=_gpu(memory_gb), lock=None)
     assert lane.timing.null_panel == panel
     assert lane.timing.model_copy(update={"null_panel": 8}) == JudgeSettings().timing
+
+
+def _verdict_text(median_ms: float, scatter_ms: float | None) -> str:
+    runtime = RuntimeStats(
+        median_ms=median_ms,
+        mean_ms=median_ms,
+        std_ms=0.0,
+        min_ms=median_ms,
+        max_ms=median_ms,
+        n=104,
+    )
+    environment = Environment(
+        device="cuda:0",
+        device_name="NVIDIA H200",
+        interpreter=False,
+        torch="2.11",
+        triton="3.6",
+        python="3.12",
+    )
+    correctness = Correctness(trials_run=6, trials_passed=6, variants_checked=["main"])
+    return messages.correct(correctness, runtime, environment, scatter_ms)
+
+
+def test_the_verdict_says_how_much_a_new_context_alone_moves_a_short_kernel():
+    """A model comparing two runtimes of a 0.07 ms kernel 1% apart should read that a new
+    context alone moves it by about as much; a 5 ms kernel's runtime is not worth the words."""
+    short = _verdict_text(0.070, 0.0007)
+    assert "Median 0.07 ms over 104 runs" in short
+    assert "differ by about 1.0% from the GPU's handoff to each new process alone" in short
+    assert "differ by" not in _verdict_text(5.0, 0.0007)
+    assert "differ by" not in _verdict_text(0.070, None)

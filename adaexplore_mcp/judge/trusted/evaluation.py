@@ -133,7 +133,8 @@ class TrustedEvaluation:
         self.phases.kernel_s = self.kernel_s
         split = ops.work_split(self.profile_main, self.library_ops, self.device_kind)
         assert self.environment is not None  # _ready set it, or a verdict was returned
-        text = messages.correct(self.correctness, runtime, self.environment)
+        scatter = timing.context_scatter_ms if timing is not None else None
+        text = messages.correct(self.correctness, runtime, self.environment, scatter)
         if self.job.ops is Ops.MIXED:
             text += ops.split_text(split)
         return self._result(Status.CORRECT, text, runtime=runtime, timing=timing, work_split=split)
