@@ -11,10 +11,11 @@ enters the sandbox and exits, ``--concurrency`` at a time, and the same with pla
 (``--plain``) as the floor. The sandbox is required whole (a process that could not isolate its
 filesystem or filter its system calls counts as failed).
 
-On the development machine (2 CPUs, no GPU, 2026-11-29), 16 processes a row: a sandboxed
-process took 0.047 s from fork to reaped one at a time (21/s), 0.067 s two at a time (29/s)
-and 0.085 s four at a time (46/s); a plain fork 0.009-0.023 s (112-156/s). About 0.04 s an
-evaluation's process, so not by itself the 1.2 s; on the GPU's host it was not measured yet.
+On the development machine (2 CPUs, no GPU, nothing else running, 2026-11-29), 16 processes
+a row: a sandboxed process took 0.042 s from fork to reaped one at a time (23/s), 0.040 s two
+at a time (48/s: no lock between them) and 0.072 s four at a time (50/s: two CPUs); a plain
+fork 0.009-0.021 s (112-179/s). About 0.03 s more than a fork for each of an evaluation's
+processes: not by itself the 1.2 s. On the GPU's host it was not measured yet.
 
     python benchmarks/sandbox_churn.py [--processes 24] [--concurrency 1,2,4,8] [--plain]
 
