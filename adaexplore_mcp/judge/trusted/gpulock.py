@@ -52,6 +52,29 @@ class GpuLock:
             raise
         return main
 
+    def try_shared(self) -> int | None:
+        """The lock shared if no writer holds it or waits for it, without waiting: the
+        descriptor to close to release it, else None."""
+        turnstile = self._open(self._turnstile_path)
+        try:
+            try:
+                fcntl.flock(turnstile, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return None
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        finally:
+            os.close(turnstile)
+        main = self._open(self._main_path)
+        try:
+            fcntl.flock(main, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(main)
+            return None
+        except BaseException:
+            os.close(main)
+            raise
+        return main
+
     @contextmanager
     def exclusive(self) -> Iterator[None]:
         turnstile = self._open(self._turnstile_path)

@@ -8,12 +8,12 @@ an evaluation made. Neither runs user code, so both now live as long as their wo
 What the worker sends, on a socket of its own (``wire.jobs.ResidentOrder``):
 - ``job``: a job's pipes and the trusted ends of its user-code processes' sockets, passed as
   descriptors; the job itself follows on its own pipe, as the per-job trusted process read it;
-- ``reaped``: every process of the jobs up to then is gone. Only then are those jobs' arenas
-  freed: a process that mapped an arena (or a kernel it left running) could write into it, and a
-  freed allocation is the next one made. Until then they are kept, so no job of this process
-  reuses memory that a process of an earlier job could still reach. A task process the worker
-  keeps for later jobs (``task_kept``) is never reaped while it serves: what was shared with it
-  is kept as long as this process.
+- ``reaped``: every process of the jobs up to then is gone. Only then may those jobs' arenas be
+  freed (``trusted.giveback``: once the GPU lock is free): a process that mapped an arena (or a
+  kernel it left running) could write into it, and a freed allocation is the next one made.
+  Until then they are kept, so no job of this process reuses memory that a process of an earlier
+  job could still reach. A task process the worker keeps for later jobs (``task_kept``) is never
+  reaped while it serves: what was shared with it is kept as long as this process.
 
 Between jobs this process holds no user-code socket, no lock and no report pipe, and what it
 prints goes nowhere.
@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import select
 import socket
 import sys
 import traceback
@@ -34,7 +35,9 @@ from adaexplore_mcp.judge.settings import TimingSettings
 from adaexplore_mcp.judge.trusted import null_panel
 from adaexplore_mcp.judge.trusted.common import lock_holds
 from adaexplore_mcp.judge.trusted.diagnostics import profiled
+from adaexplore_mcp.judge.trusted.giveback import IDLE_S, Giveback
 from adaexplore_mcp.judge.trusted.gpu import Gpu
+from adaexplore_mcp.judge.trusted.gpulock import GpuLock
 from adaexplore_mcp.judge.trusted.link import Link, Role, SubjectFailed, SubjectLost
 from adaexplore_mcp.judge.trusted.main import run
 from adaexplore_mcp.judge.trusted.peaks import PeakFlops
@@ -58,6 +61,9 @@ CALIBRATOR_PATIENCE_S = 10.0
 PANEL_PATIENCE_S = 60.0  # a context waits for the GPU lock (shared) while another worker times
 ORDER_BYTES = 4096
 MAX_FDS = 8
+# owed beyond this, memory is given back at once, waiting for the GPU lock: four workers keep
+# at most an eighth of the GPU's memory cached for their next jobs
+KEPT_FRACTION = 1 / 32
 
 
 class Resident:
@@ -70,13 +76,22 @@ class Resident:
         *,
         panel: list[Channel] | None = None,
         timing: TimingSettings | None = None,
+        kept_bytes: int | None = None,
     ) -> None:
         """``panel``: processes running the null subject's code, to time once against it
-        (``trusted.null_panel``), with ``timing``'s rounds."""
+        (``trusted.null_panel``), with ``timing``'s rounds. ``kept_bytes``: memory a job may
+        leave owed while the GPU lock is busy (``trusted.giveback``); by default
+        ``KEPT_FRACTION`` of the GPU's."""
         self.control = control
         self.device = device
+        _, self.exclusive = lock_holds(gpu_lock)
         # giving memory back unmaps pages of the GPU: kept out of other evaluations' timings
-        self.quiet, self.exclusive = lock_holds(gpu_lock)
+        self.giveback = Giveback(
+            GpuLock(gpu_lock) if gpu_lock else None,
+            limit_bytes=_kept_bytes(device) if kept_bytes is None else kept_bytes,
+            cached_bytes=lambda: _cached_bytes(device),
+            empty_cache=lambda: _empty_cache(device),
+        )
         self.calibrator = calibrator
         self.panel = panel or []
         self.timing = timing or TimingSettings()
@@ -97,13 +112,15 @@ class Resident:
             if self.panel:
                 self._time_panel()
         while True:
+            if self.giveback.owed and not _readable(self.control, IDLE_S):
+                self.giveback.settle(wait=True)
             received = self._order()
             if received is None:
                 return
             order, fds = received
             if order.kind == "reaped":
-                with self.quiet():
-                    self._free_up_to(order.seq)
+                self.giveback.owe(self._reaped_up_to(order.seq))
+                self.giveback.settle()
                 continue
             self._job(order, fds)
             if self.calibrator is not None:
@@ -112,9 +129,8 @@ class Resident:
                 torch.cuda.synchronize(self.device)  # a context that failed ends this process
                 # what the job allocated goes back to the GPU, not into this process's cache:
                 # four workers' caches, each as large as its largest job, filled an H200
-                with self.quiet():
-                    gc.collect()
-                    torch.cuda.empty_cache()
+                self.giveback.owe(cache=True)
+                self.giveback.settle()
 
     def _order(self) -> tuple[ResidentOrder, list[int]] | None:
         data, fds, _, _ = socket.recv_fds(self.control, ORDER_BYTES, MAX_FDS)
@@ -211,11 +227,8 @@ class Resident:
         null.quit()
         self.calibrator_ready = self._calibrator_answer()
         let_go += null.arenas()
-        with self.quiet():
-            for arena in let_go:
-                arena.free()
-            gc.collect()
-            torch.cuda.empty_cache()
+        self.giveback.owe(let_go, cache=True)
+        self.giveback.settle(wait=True)
         self.panel = []
 
     def _calibrator_answer(self) -> ReadyAnswer:
@@ -228,10 +241,35 @@ class Resident:
             raise FrameError(f"the null subject answered {answer.kind!r} between jobs")
         return answer
 
-    def _free_up_to(self, seq: int) -> None:
-        for done in [s for s in self.unfreed if s <= seq]:
-            for arena in self.unfreed.pop(done):
-                arena.free()
+    def _reaped_up_to(self, seq: int) -> list[Arena | LentArena]:
+        """The arenas of the jobs up to ``seq``, whose processes are all gone."""
+        return [
+            arena
+            for done in sorted(s for s in self.unfreed if s <= seq)
+            for arena in self.unfreed.pop(done)
+        ]
+
+
+def _readable(sock: socket.socket, timeout_s: float) -> bool:
+    return bool(select.select([sock], [], [], timeout_s)[0])
+
+
+def _kept_bytes(device: torch.device) -> int:
+    if device.type != "cuda":
+        return 0
+    return int(torch.cuda.get_device_properties(device).total_memory * KEPT_FRACTION)
+
+
+def _cached_bytes(device: torch.device) -> int:
+    if device.type != "cuda":
+        return 0
+    return torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+
+
+def _empty_cache(device: torch.device) -> None:
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
 
 
 def _part_for(role: str, job: ChildJob) -> ChildJob:
