@@ -104,3 +104,17 @@ def test_a_shared_hold_let_go_lets_a_writer_in_and_is_taken_back_after_it(tmp_pa
         released = time.monotonic()
     writers[1].join(5)
     assert log.get(timeout=1) >= released
+
+
+def test_a_writer_waits_for_at_most_the_contexts_in_their_slots(tmp_path):
+    """Three processes make contexts at once and a timing comes: it waits for the two in the
+    slots, and the third makes its context only after the timing (it waited for a slot, not
+    holding the lock)."""
+    base = str(tmp_path / "gpu")
+    plan = [("for_context", 0.6, 0.0), ("for_context", 0.6, 0.0), ("for_context", 0.6, 0.2)]
+    events = _run(base, [*plan, ("exclusive", 0.3, 0.0)])
+    order = [(mode, what) for mode, what, _ in events]
+    assert order[:2] == [("for_context", "in"), ("for_context", "in")]
+    writer_in, writer_out = order.index(("exclusive", "in")), order.index(("exclusive", "out"))
+    assert order[writer_in - 2 : writer_in] == [("for_context", "out"), ("for_context", "out")]
+    assert order[writer_out + 1 :] == [("for_context", "in"), ("for_context", "out")]
