@@ -1,6 +1,6 @@
 """Before its job, a user-code process makes its CUDA context in a context slot, holding the GPU
-lock shared (no context is made while another evaluation times), lets go of the lock's files before any user
-code could use them, and says it is ready."""
+lock shared (no context is made while another evaluation times), lets go of the lock's files
+before any user code could use them, and says it is ready."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def test_the_context_waits_for_a_free_context_slot(tmp_path, monkeypatch):
         "adaexplore_mcp.judge.subject.loading.start_device",
         lambda name: made.append((time.monotonic(), _exclusive_free(base))),
     )
-    ours, theirs = socket.socketpair()
+    _ours, theirs = socket.socketpair()
     processes.prepare_device(Channel(theirs), "cuda", lock_fds)
     other.join(5)
     ((made_at, exclusive_free),) = made

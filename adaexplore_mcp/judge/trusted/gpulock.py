@@ -9,13 +9,15 @@ GPU locked.
 A shared hold can be let go and taken again (``SharedHold``): the candidate's Triton compiles,
 which need the CPU and not the GPU, run without it, so a compile never keeps a timing waiting.
 
-A process makes its CUDA context holding the lock shared, and in one of ``CONTEXT_SLOTS`` slots
-taken before it (``context_slot``). The driver makes about five contexts a second on an H200
-however many processes ask at once: two at once each take as long as one alone (0.28 s), four
-at once twice as long, eight four times (``benchmarks/context_churn.py``). A timing waits for
-every context in progress; with four workers' next processes making theirs side by side, those
-waits were 70% of the time timings spent waiting for the lock. In two slots, a timing waits for
-at most two contexts made at full speed.
+A process makes its CUDA context holding the lock shared and one of ``CONTEXT_SLOTS`` slots
+(``making_context``). The driver makes about five contexts a second on an H200 however many
+processes ask at once: two at once each take as long as one alone (0.28 s), four at once twice
+as long, eight four times (``benchmarks/context_churn.py``). A timing waits for every context in
+progress; with four workers' next processes making theirs side by side, those waits were 70% of
+the time timings spent waiting for the lock. In two slots, a timing waits for at most two
+contexts made at full speed. A process takes a slot only once it holds the lock, and waits for
+a slot without it: a slot held through a wait for the lock would keep every other context
+waiting behind the timings (first jobs waited up to 19 s to start on an H200).
 """
 
 from __future__ import annotations
@@ -87,12 +89,13 @@ class GpuLock:
 
     @contextmanager
     def for_context(self) -> Iterator[None]:
-        """A context slot, then the lock shared: for making a CUDA context."""
-        main = self._open(self._main_path)
+        """The lock shared and a context slot (``making_context``)."""
+        turnstile, main = self.files()
         try:
-            with context_slot(main), self.shared():
+            with making_context(turnstile, main):
                 yield
         finally:
+            os.close(turnstile)
             os.close(main)
 
     @contextmanager
@@ -124,23 +127,32 @@ def shared_through(turnstile: int, main: int) -> Iterator[None]:
 
 
 @contextmanager
-def context_slot(main: int) -> Iterator[None]:
-    """One of ``CONTEXT_SLOTS`` slots, each a POSIX lock on one byte of the lock's file (open for
-    writing as ``main``): a free one, else the wait for one. Taken before the lock itself, so a
-    process waiting for a slot never keeps a timing waiting."""
+def making_context(turnstile: int, main: int) -> Iterator[None]:
+    """The lock shared through its files (``shared_through``) and one of ``CONTEXT_SLOTS``
+    slots, each a POSIX lock on one byte of the lock's file (``main``, open for writing). With
+    no slot free, the lock is let go while a slot is awaited, then taken again."""
+    while True:
+        with shared_through(turnstile, main):
+            slot = _free_slot(main)
+            if slot is not None:
+                try:
+                    yield
+                finally:
+                    fcntl.lockf(main, fcntl.LOCK_UN, 1, slot)
+                return
+        mine = os.getpid() % CONTEXT_SLOTS  # free once, then the lock and a slot are tried again
+        fcntl.lockf(main, fcntl.LOCK_EX, 1, mine)
+        fcntl.lockf(main, fcntl.LOCK_UN, 1, mine)
+
+
+def _free_slot(main: int) -> int | None:
     for slot in range(CONTEXT_SLOTS):
         try:
             fcntl.lockf(main, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, slot)
-            break
         except OSError:  # held by another process
             continue
-    else:
-        slot = os.getpid() % CONTEXT_SLOTS
-        fcntl.lockf(main, fcntl.LOCK_EX, 1, slot)
-    try:
-        yield
-    finally:
-        fcntl.lockf(main, fcntl.LOCK_UN, 1, slot)
+        return slot
+    return None
 
 
 class SharedHold:
