@@ -1,18 +1,16 @@
-"""Before its job, a user-code process makes its CUDA context in a context slot, holding the GPU
-lock shared (no context is made while another evaluation times), lets go of the lock's files
-before any user code could use them, and says it is ready."""
+"""Before its job, a user-code process makes its CUDA context holding the GPU lock shared (no
+context is made while another evaluation times), lets go of the lock's files before any user
+code could use them, and says it is ready."""
 
 from __future__ import annotations
 
 import fcntl
-import multiprocessing as mp
 import os
 import socket
-import time
 
 import pytest
 
-from adaexplore_mcp.judge.trusted.gpulock import CONTEXT_SLOTS, GpuLock
+from adaexplore_mcp.judge.trusted.gpulock import GpuLock
 from adaexplore_mcp.judge.wire.frames import Channel
 from adaexplore_mcp.judge.wire.jobs import prepared_adapter
 from adaexplore_mcp.judge.worker import processes
@@ -59,35 +57,3 @@ def test_without_a_lock_the_process_only_makes_its_device(monkeypatch):
     processes.prepare_device(Channel(theirs), "cpu", None)
     assert made == ["cpu"]
     assert Channel(ours).receive(prepared_adapter, timeout_s=5)[0].kind == "prepared"
-
-
-def _slots_held(base: str, seconds: float, holding, released) -> None:
-    fd = os.open(base + ".lock", os.O_RDWR | os.O_CREAT, 0o666)
-    for slot in range(CONTEXT_SLOTS):
-        fcntl.lockf(fd, fcntl.LOCK_EX, 1, slot)
-    holding.set()
-    time.sleep(seconds)
-    released.put(time.monotonic())  # one clock for every process of the machine
-    os.close(fd)
-
-
-def test_the_context_waits_for_a_free_context_slot(tmp_path, monkeypatch):
-    """Two other processes making theirs: this one waits for a slot before it takes the lock."""
-    base = str(tmp_path / "gpu0")
-    ctx = mp.get_context("fork")
-    holding, released = ctx.Event(), ctx.Queue()
-    other = ctx.Process(target=_slots_held, args=(base, 0.6, holding, released))
-    other.start()
-    assert holding.wait(10)
-    lock_fds = GpuLock(base).files()
-    made: list[tuple[float, bool]] = []
-    monkeypatch.setattr(
-        "adaexplore_mcp.judge.subject.loading.start_device",
-        lambda name: made.append((time.monotonic(), _exclusive_free(base))),
-    )
-    _ours, theirs = socket.socketpair()
-    processes.prepare_device(Channel(theirs), "cuda", lock_fds)
-    other.join(5)
-    ((made_at, exclusive_free),) = made
-    assert made_at >= released.get(timeout=1)
-    assert not exclusive_free

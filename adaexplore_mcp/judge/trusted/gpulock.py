@@ -8,16 +8,6 @@ GPU locked.
 
 A shared hold can be let go and taken again (``SharedHold``): the candidate's Triton compiles,
 which need the CPU and not the GPU, run without it, so a compile never keeps a timing waiting.
-
-A process makes its CUDA context holding the lock shared and one of ``CONTEXT_SLOTS`` slots
-(``making_context``). The driver makes about five contexts a second on an H200 however many
-processes ask at once: two at once each take as long as one alone (0.28 s), four at once twice
-as long, eight four times (``benchmarks/context_churn.py``). A timing waits for every context in
-progress; with four workers' next processes making theirs side by side, those waits were 70% of
-the time timings spent waiting for the lock. In two slots, a timing waits for at most two
-contexts made at full speed. A process takes a slot only once it holds the lock, and waits for
-a slot without it: a slot held through a wait for the lock would keep every other context
-waiting behind the timings (first jobs waited up to 19 s to start on an H200).
 """
 
 from __future__ import annotations
@@ -26,8 +16,6 @@ import fcntl
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-CONTEXT_SLOTS = 2
 
 
 class GpuLock:
@@ -88,17 +76,6 @@ class GpuLock:
         return main
 
     @contextmanager
-    def for_context(self) -> Iterator[None]:
-        """The lock shared and a context slot (``making_context``)."""
-        turnstile, main = self.files()
-        try:
-            with making_context(turnstile, main):
-                yield
-        finally:
-            os.close(turnstile)
-            os.close(main)
-
-    @contextmanager
     def exclusive(self) -> Iterator[None]:
         turnstile = self._open(self._turnstile_path)
         main = self._open(self._main_path)
@@ -124,35 +101,6 @@ def shared_through(turnstile: int, main: int) -> Iterator[None]:
         yield
     finally:
         fcntl.flock(main, fcntl.LOCK_UN)
-
-
-@contextmanager
-def making_context(turnstile: int, main: int) -> Iterator[None]:
-    """The lock shared through its files (``shared_through``) and one of ``CONTEXT_SLOTS``
-    slots, each a POSIX lock on one byte of the lock's file (``main``, open for writing). With
-    no slot free, the lock is let go while a slot is awaited, then taken again."""
-    while True:
-        with shared_through(turnstile, main):
-            slot = _free_slot(main)
-            if slot is not None:
-                try:
-                    yield
-                finally:
-                    fcntl.lockf(main, fcntl.LOCK_UN, 1, slot)
-                return
-        mine = os.getpid() % CONTEXT_SLOTS  # free once, then the lock and a slot are tried again
-        fcntl.lockf(main, fcntl.LOCK_EX, 1, mine)
-        fcntl.lockf(main, fcntl.LOCK_UN, 1, mine)
-
-
-def _free_slot(main: int) -> int | None:
-    for slot in range(CONTEXT_SLOTS):
-        try:
-            fcntl.lockf(main, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, slot)
-        except OSError:  # held by another process
-            continue
-        return slot
-    return None
 
 
 class SharedHold:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from adaexplore_mcp.judge import sandbox
 from adaexplore_mcp.judge.sandbox import limits
 from adaexplore_mcp.judge.trusted.diagnostics import dump_stacks_later, profiled
-from adaexplore_mcp.judge.trusted.gpulock import GpuLock, making_context
+from adaexplore_mcp.judge.trusted.gpulock import GpuLock, shared_through
 from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed
 from adaexplore_mcp.judge.wire.jobs import ChildJob, DevicePrepared, handed_job_adapter
 from adaexplore_mcp.judge.worker import triton_helpers
@@ -263,15 +263,14 @@ def _user_code(plan: ForkPlan, role: str, theirs: socket.socket, out_w: int, set
 
 def prepare_device(channel: Channel, device: str, lock_fds: tuple[int, int] | None) -> None:
     """Make this process's CUDA context before any user code loads, holding the GPU lock shared
-    (``lock_fds``) and a context slot meanwhile (``trusted.gpulock``), and say so. The lock's
-    files are closed before the job comes."""
+    (``lock_fds``) meanwhile, and say so. The lock's files are closed before the job comes."""
     from adaexplore_mcp.judge.subject.loading import start_device
 
     if lock_fds is None:
         start_device(device)
     else:
         try:
-            with making_context(*lock_fds):
+            with shared_through(*lock_fds):
                 start_device(device)
         finally:
             for fd in lock_fds:

@@ -209,8 +209,8 @@ def _keep_only(fds: set[int]) -> None:
 
 
 def _made_under_lock(device: str, gpu_lock: str | None):
-    """This process's CUDA context, made in a context slot holding the GPU lock shared (no
-    context is made while an evaluation times: ``trusted.gpulock``)."""
+    """This process's CUDA context, made holding the GPU lock shared (no context is made while
+    an evaluation times)."""
     import torch
 
     from adaexplore_mcp.judge.subject.loading import start_device
@@ -218,7 +218,7 @@ def _made_under_lock(device: str, gpu_lock: str | None):
 
     if device == "cpu":
         return torch.device("cpu")
-    hold = GpuLock(gpu_lock).for_context() if gpu_lock else contextlib.nullcontext()
+    hold = GpuLock(gpu_lock).shared() if gpu_lock else contextlib.nullcontext()
     with hold:
         return start_device(device)
 
