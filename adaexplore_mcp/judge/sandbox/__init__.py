@@ -125,6 +125,20 @@ def enter(spec: Spec) -> SandboxReport:
     return report
 
 
+def seal(spec: Spec, report: SandboxReport) -> None:
+    """The sandbox's last step, once the process has made its CUDA context (which takes the GPU
+    lock with ``flock``) and before any user code loads: file locks made no-ops and file
+    watches refused (``seccomp.install_sealed``), where the first filter is on."""
+    if not report.seccomp:
+        return
+    try:
+        seccomp.install_sealed()
+    except OSError as exc:
+        report.notes.append(f"file locks and watches not sealed ({exc})")
+        if spec.required:
+            raise SandboxUnavailable("no system-call filter: " + "; ".join(report.notes)) from exc
+
+
 def _scratch_env(workdir: str, tmpdir: str) -> dict[str, str]:
     return {
         "HOME": workdir,

@@ -10,7 +10,16 @@ handles), and signals to any process but itself. When processes are not allowed,
 (``clone3`` answers ``ENOSYS``, so the C library falls back to ``clone``, whose flags a filter
 can read). A system call of another architecture's table (x32) is refused as well.
 
-The filter is written in classic BPF by hand: the rules are few and fixed, and no library is
+A second filter (``install_sealed``) goes on once the process has made its CUDA context, which
+it does holding the GPU lock with ``flock``, and before any user code loads. It closes the
+channels through which evaluations running at once could signal each other on the files every
+sandbox sees read-only (torch's package, say): file locks (``flock``, and ``fcntl``'s record
+and open-file-description locks) succeed without locking anything, so a lock taken in one
+process is never seen from another, and a lock test reads back what it asked; file watches
+(``inotify``, ``fanotify``, ``fcntl``'s ``F_NOTIFY``) and leases are refused. A lock that does
+nothing costs a process only what it shares with no one: its caches are its own.
+
+The filters are written in classic BPF by hand: the rules are few and fixed, and no library is
 needed for them.
 """
 
@@ -43,6 +52,12 @@ _X32_SYSCALL_BIT = 0x40000000
 _OFFSET_NR = 0
 _OFFSET_ARCH = 4
 _OFFSET_ARG0_LOW = 16  # seccomp_data.args[0], low 32 bits (little-endian)
+_OFFSET_ARG1_LOW = 24
+
+# fcntl commands: record and open-file-description locks (made no-ops), leases and directory
+# notification (refused)
+_F_LOCKS = (5, 6, 7, 36, 37, 38)  # F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, _SETLK, _SETLKW
+_F_REFUSED = (1024, 1026)  # F_SETLEASE, F_NOTIFY
 
 
 @dataclass(frozen=True)
@@ -55,6 +70,9 @@ class _Table:
     signals: dict[str, int]  # allowed only at the process itself (first argument)
     signals_denied: dict[str, int]
     x32: bool
+    flock: int
+    fcntl: int
+    watches: dict[str, int]  # refused once sealed
 
 
 _X86_64 = _Table(
@@ -115,6 +133,9 @@ _X86_64 = _Table(
         "rt_tgsigqueueinfo": 297,
     },
     x32=True,
+    flock=73,
+    fcntl=72,
+    watches={"inotify_init": 253, "inotify_init1": 294, "fanotify_init": 300},
 )
 
 _AARCH64 = _Table(
@@ -174,6 +195,9 @@ _AARCH64 = _Table(
         "rt_tgsigqueueinfo": 240,
     },
     x32=False,
+    flock=32,
+    fcntl=25,
+    watches={"inotify_init1": 26, "fanotify_init": 262},
 )
 
 _TABLES = {"x86_64": _X86_64, "aarch64": _AARCH64}
@@ -227,6 +251,32 @@ def program(*, allow_processes: bool, own_pid: int, machine: str | None = None) 
     return b"".join(code)
 
 
+def sealed_program(machine: str | None = None) -> bytes:
+    """The second filter (``install_sealed``), as the bytes of a ``struct sock_filter`` array."""
+    table = _TABLES[machine or platform.machine()]
+    deny, no_op = _RET_ERRNO | errno.EPERM, _RET_ERRNO  # errno 0: skipped, and 0 returned
+    ld, jeq, ret = _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_RET_K
+    code = [
+        _instruction(ld, _OFFSET_ARCH),
+        _instruction(jeq, table.audit_arch, jt=1),
+        _instruction(ret, _RET_KILL_PROCESS),
+        _instruction(ld, _OFFSET_NR),
+        _instruction(jeq, table.flock, jf=1),
+        _instruction(ret, no_op),
+    ]
+    for number in sorted(table.watches.values()):
+        code += [_instruction(jeq, number, jf=1), _instruction(ret, deny)]
+    commands = [(command, no_op) for command in _F_LOCKS] + [(c, deny) for c in _F_REFUSED]
+    code += [
+        _instruction(jeq, table.fcntl, jf=2 * len(commands) + 1),
+        _instruction(ld, _OFFSET_ARG1_LOW),
+    ]
+    for command, verdict in commands:
+        code += [_instruction(jeq, command, jf=1), _instruction(ret, verdict)]
+    code.append(_instruction(ret, _RET_ALLOW))
+    return b"".join(code)
+
+
 def install(*, allow_processes: bool) -> None:
     """Install the filter in this process (and every thread and process it starts later).
     Sets ``no_new_privs``, which unprivileged filters require. Raises ``OSError`` if the kernel
@@ -234,7 +284,17 @@ def install(*, allow_processes: bool) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
-    filters = program(allow_processes=allow_processes, own_pid=os.getpid())
+    _load(program(allow_processes=allow_processes, own_pid=os.getpid()))
+
+
+def install_sealed() -> None:
+    """Install the second filter, on top of the first (``install``, which set
+    ``no_new_privs``). Raises ``OSError`` if the kernel refuses."""
+    _load(sealed_program())
+
+
+def _load(filters: bytes) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
     count = len(filters) // 8
     buffer = ctypes.create_string_buffer(filters, len(filters))
 

@@ -247,7 +247,12 @@ def _user_code(plan: ForkPlan, role: str, theirs: socket.socket, out_w: int, set
     dump_stacks_later(plan.env)
     channel = Channel(socket.socket(fileno=sandbox.SOCKET_FD))
     try:
-        prepare_device(channel, job.device, sandbox.LOCK_FDS if gpu_lock else None)
+        prepare_device(
+            channel,
+            job.device,
+            sandbox.LOCK_FDS if gpu_lock else None,
+            seal=lambda: sandbox.seal(spec, report),
+        )
         job = channel.receive(handed_job_adapter)[0].job
     except ChannelClosed:
         return  # the trusted process let this set go unused
@@ -261,9 +266,16 @@ def _user_code(plan: ForkPlan, role: str, theirs: socket.socket, out_w: int, set
         serve(job, channel, each_job=lambda: profiled(plan.env, role))
 
 
-def prepare_device(channel: Channel, device: str, lock_fds: tuple[int, int] | None) -> None:
+def prepare_device(
+    channel: Channel,
+    device: str,
+    lock_fds: tuple[int, int] | None,
+    *,
+    seal: Callable[[], None] = lambda: None,
+) -> None:
     """Make this process's CUDA context before any user code loads, holding the GPU lock shared
-    (``lock_fds``) meanwhile, and say so. The lock's files are closed before the job comes."""
+    (``lock_fds``) meanwhile, then ``seal`` the sandbox (``sandbox.seal``: file locks are
+    no-ops from then on), and say so. The lock's files are closed before the job comes."""
     from adaexplore_mcp.judge.subject.loading import start_device
 
     if lock_fds is None:
@@ -275,6 +287,7 @@ def prepare_device(channel: Channel, device: str, lock_fds: tuple[int, int] | No
         finally:
             for fd in lock_fds:
                 os.close(fd)
+    seal()
     channel.send(DevicePrepared())
 
 
