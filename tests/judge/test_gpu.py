@@ -219,3 +219,27 @@ def test_the_null_subjects_panel_is_gone_once_timed(loop_thread, tmp_path):
     offsets = {result.timing.null_offset_ms for result in results}
     assert len(offsets) == 1 and None not in offsets, offsets
     assert len(children) == 2, children  # the trusted process and its null subject
+
+
+def test_a_kernels_process_is_sealed_after_its_context(loop_thread, tmp_path):
+    """On a GPU too, the kernel's process makes its context under the GPU lock and is then
+    sealed: a lock it takes is not seen from a second open file, and inotify is refused."""
+    from adaexplore_mcp.judge.settings import IntegritySettings, JudgeSettings
+
+    from .kernels import module
+    from .test_sealed import LOCK_SIGNAL
+
+    settings = JudgeSettings(
+        device="cuda:0", timeout_s=300, integrity=IntegritySettings(enabled=False)
+    )
+    judge = LocalJudge(settings, home=tmp_path)
+    kernel = module(
+        "return torch.softmax(x, -1) if not (SEEN or WATCH) else torch.zeros_like(x)",
+        prelude=LOCK_SIGNAL,
+    )
+    loop_thread.run(judge.start())
+    try:
+        result = SyncJudge(loop_thread, judge).evaluate(SOFTMAX, kernel)
+    finally:
+        loop_thread.run(judge.close())
+    assert result.status is Status.CORRECT, result.message

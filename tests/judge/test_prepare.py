@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import select
 import socket
 
 import pytest
@@ -57,3 +58,30 @@ def test_without_a_lock_the_process_only_makes_its_device(monkeypatch):
     processes.prepare_device(Channel(theirs), "cpu", None)
     assert made == ["cpu"]
     assert Channel(ours).receive(prepared_adapter, timeout_s=5)[0].kind == "prepared"
+
+
+def test_the_sandbox_is_sealed_after_the_lock_is_let_go_and_before_ready(tmp_path, monkeypatch):
+    """Sealed first, the GPU lock's flock would be a no-op, and a context could be made while
+    another evaluation times: the seal comes once the lock's files are closed."""
+    base = str(tmp_path / "gpu0")
+    lock_fds = GpuLock(base).files()
+    monkeypatch.setattr("adaexplore_mcp.judge.subject.loading.start_device", lambda name: None)
+    ours, theirs = socket.socketpair()
+    at_seal: list[tuple[bool, bool, bool]] = []
+
+    def seal() -> None:
+        closed = all(_closed(fd) for fd in lock_fds)
+        ready_sent = bool(select.select([ours], [], [], 0)[0])
+        at_seal.append((closed, _exclusive_free(base), ready_sent))
+
+    processes.prepare_device(Channel(theirs), "cuda", lock_fds, seal=seal)
+    assert at_seal == [(True, True, False)]
+    assert Channel(ours).receive(prepared_adapter, timeout_s=5)[0].kind == "prepared"
+
+
+def _closed(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False
