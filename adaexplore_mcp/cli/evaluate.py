@@ -214,8 +214,9 @@ def _print_result(result: EvalResult) -> None:
     env = result.environment
     if env is not None:
         phases = result.phases
+        waited = f" (waiting for the GPU {phases.gpu_wait_s:.2f}s)" if phases.gpu_wait_s else ""
         out.print(
             f"[dim]{env.device_name}, torch {env.torch}, triton {env.triton} · compile "
             f"{phases.compile_s:.2f}s · check {phases.check_s:.2f}s · timing "
-            f"{phases.timing_s:.2f}s · total {phases.total_s:.2f}s[/dim]"
+            f"{phases.timing_s:.2f}s · total {phases.total_s:.2f}s{waited}[/dim]"
         )

@@ -166,6 +166,12 @@ class PhaseTimes(BaseModel):
     kernel_s: float = Field(
         default=0.0, description="Time spent inside the candidate's forward, first call excluded."
     )
+    gpu_wait_s: float = Field(
+        default=0.0,
+        description="Of the checks and the timing, the time spent waiting for the GPU while "
+        "other evaluations used it (their timing, or their checks and new processes while "
+        "this one waited to time).",
+    )
 
 
 class KernelTime(BaseModel):

@@ -243,3 +243,26 @@ def test_a_kernels_process_is_sealed_after_its_context(loop_thread, tmp_path):
     finally:
         loop_thread.run(judge.close())
     assert result.status is Status.CORRECT, result.message
+
+
+def test_the_wait_for_the_gpu_is_reported(gpu_judge):
+    """Another evaluation's timing (this test, holding the lock exclusively for 3 s) shows in
+    ``phases.gpu_wait_s``."""
+    import threading
+    import time
+
+    from adaexplore_mcp.judge.trusted.gpulock import GpuLock
+
+    judge, _ = gpu_judge
+    (lane,) = judge.judge._lanes
+    results = []
+    with GpuLock(lane.lock).exclusive():
+        evaluation = threading.Thread(
+            target=lambda: results.append(judge.evaluate(SOFTMAX, softmax_solution()))
+        )
+        evaluation.start()
+        time.sleep(3)
+    evaluation.join()
+    (result,) = results
+    assert result.status is Status.CORRECT, result.message
+    assert 1.0 < result.phases.gpu_wait_s < result.phases.total_s, result.phases

@@ -104,3 +104,25 @@ def test_a_shared_hold_let_go_lets_a_writer_in_and_is_taken_back_after_it(tmp_pa
         released = time.monotonic()
     writers[1].join(5)
     assert log.get(timeout=1) >= released
+
+
+def test_a_shared_hold_counts_its_wait_for_the_lock(tmp_path):
+    """``SharedHold.waited_s`` (an evaluation's ``phases.gpu_wait_s``): the time its takes
+    waited for another evaluation's timing, and nothing when the lock was free."""
+    base = str(tmp_path / "gpu")
+    with GpuLock(base).shared() as hold:
+        assert hold.waited_s < 0.1
+    ctx = mp.get_context("fork")
+    log, started = ctx.Queue(), ctx.Event()
+    writer = ctx.Process(target=_hold, args=(base, "exclusive", 0.5, log, started))
+    writer.start()
+    started.wait()
+    time.sleep(0.1)
+    lock = GpuLock(base)
+    with lock.shared() as hold:
+        assert 0.2 < hold.waited_s < 2
+        waited = hold.waited_s
+        hold.let_go()
+        hold.take()  # free now: nothing more
+        assert hold.waited_s - waited < 0.1
+    writer.join(5)

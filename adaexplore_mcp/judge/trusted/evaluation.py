@@ -118,8 +118,11 @@ class TrustedEvaluation:
         timing: TimingDetail | None = None
         try:
             self._ready()  # starting and importing, outside the lock that guards GPU work
-            with self.shared() as self.hold:
-                self._check_all()
+            try:
+                with self.shared() as self.hold:
+                    self._check_all()
+            finally:
+                self.phases.gpu_wait_s += self.hold.waited_s
             if self.device_kind == "cuda":
                 runtime, timing = self._time()
         except EarlyVerdict as verdict:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -109,6 +110,7 @@ class SharedHold:
     def __init__(self, lock: GpuLock) -> None:
         self._lock = lock
         self._main: int | None = None
+        self.waited_s = 0.0  # for the lock, over every take
 
     def __enter__(self) -> SharedHold:
         self.take()
@@ -123,7 +125,9 @@ class SharedHold:
 
     def take(self) -> None:
         if self._main is None:
+            begun = time.perf_counter()
             self._main = self._lock.acquire_shared()
+            self.waited_s += time.perf_counter() - begun
 
     def let_go(self) -> None:
         if self._main is not None:
@@ -133,6 +137,8 @@ class SharedHold:
 
 class NoHold:
     """Where there is no GPU lock (the CPU): a hold that holds nothing."""
+
+    waited_s = 0.0
 
     def __enter__(self) -> NoHold:
         return self

@@ -29,6 +29,7 @@ def time_candidate(evaluation: TrustedEvaluation) -> tuple[RuntimeStats, TimingD
     started = time.perf_counter()
     assert evaluation.calibrator is not None
     with evaluation.exclusive():
+        evaluation.phases.gpu_wait_s += time.perf_counter() - started
         evaluation.reporter.phase(Phase.TIMING)
         gpu = Gpu(settings)
         timer = SpanTimer(
