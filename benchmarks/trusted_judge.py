@@ -18,7 +18,8 @@
   regime; and the spread (max/min - 1) of the repeated medians, quiet and while other
   evaluations keep the judge's other workers busy.
 - ``throughput``: every bundled solution, ``--passes`` times, all submitted at once to one judge
-  with ``--workers`` workers; evaluations per minute.
+  with ``--workers`` workers, once every worker has run one evaluation (not counted; a worker
+  starts its trusted processes on its first job); evaluations per minute.
 - ``cost``: the bundled solutions one at a time on one worker; seconds per evaluation by phase.
 - ``do-bench-spread``: ``triton.testing.do_bench`` (as in ``fidelity``) in ``--repeats`` fresh
   processes a task, one after another, as the judge starts a fresh candidate process for every
@@ -298,6 +299,14 @@ def do_bench_spread(names: list[str], repeats: int) -> dict:
 async def throughput(device: str, home: Path, names: list[str], workers: int, passes: int) -> dict:
     async with judge_for(device, workers, home) as judge:
         await cache_baselines(judge, names)
+        # one evaluation a worker first, not counted: each worker starts its trusted processes
+        # on its first job, which caching the baselines did only where they were not cached yet
+        await asyncio.gather(
+            *(
+                judge.evaluate(get_bundled_task(names[0]), bundled_solution(names[0]))
+                for _ in range(workers)
+            )
+        )
         jobs = [name for _ in range(passes) for name in names]
         started = time.perf_counter()
         ended: list[float] = []
