@@ -51,9 +51,17 @@ from adaexplore_mcp.judge import EvalResult, LocalJudge
 try:
     from adaexplore_mcp.judge.settings import JudgeSettings
 except ImportError:  # the in-process judge (dab6669 and before), run from its own root: the A/B
-    from adaexplore_mcp.config import JudgeSettings  # type: ignore[no-redef,attr-defined]
+    from adaexplore_mcp.config import JudgeSettings  # type: ignore[no-redef,attr-defined,unused-ignore]
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import bundled_solution, get_bundled_task, solution_names
+
+
+def solution(name: str) -> str:
+    code = bundled_solution(name)
+    if code is None:
+        raise SystemExit(f"the task {name!r} has no bundled solution")
+    return code
+
 
 PID_NAMESPACE = True
 TIMEOUT_S = 600.0
@@ -199,7 +207,7 @@ async def smoke(device: str, home: Path) -> dict:
         results = {}
         for name in ("softmax", "gemm_bias_relu"):
             started = time.perf_counter()
-            result = await judge.evaluate(get_bundled_task(name), bundled_solution(name))
+            result = await judge.evaluate(get_bundled_task(name), solution(name))
             results[name] = row(name, result) | {"wall_s": time.perf_counter() - started}
             print(name, result.status.value, result.message[:400], flush=True)
         return results
@@ -222,7 +230,7 @@ async def fidelity(
     async with judge_for(device, 4, home) as judge:
         await cache_baselines(judge, names)
         for name in names:
-            task, code = get_bundled_task(name), bundled_solution(name)
+            task, code = get_bundled_task(name), solution(name)
             quiet = [await judge.evaluate(task, code) for _ in range(repeats)]
             stop = asyncio.Event()
 
@@ -231,7 +239,7 @@ async def fidelity(
                 index = 0
                 while not stop.is_set():
                     other = others[index % len(others)]
-                    await judge.evaluate(get_bundled_task(other), bundled_solution(other))
+                    await judge.evaluate(get_bundled_task(other), solution(other))
                     index += 1
 
             loaders = [asyncio.create_task(load()) for _ in range(3)]
@@ -303,7 +311,7 @@ async def throughput(device: str, home: Path, names: list[str], workers: int, pa
         # on its first job, which caching the baselines did only where they were not cached yet
         await asyncio.gather(
             *(
-                judge.evaluate(get_bundled_task(names[0]), bundled_solution(names[0]))
+                judge.evaluate(get_bundled_task(names[0]), solution(names[0]))
                 for _ in range(workers)
             )
         )
@@ -312,7 +320,7 @@ async def throughput(device: str, home: Path, names: list[str], workers: int, pa
         ended: list[float] = []
 
         async def one(name: str) -> EvalResult:
-            result = await judge.evaluate(get_bundled_task(name), bundled_solution(name))
+            result = await judge.evaluate(get_bundled_task(name), solution(name))
             ended.append(time.perf_counter() - started)
             return result
 
@@ -348,11 +356,11 @@ async def cost(device: str, home: Path, names: list[str]) -> dict:
     async with judge_for(device, 1, home) as judge:
         await cache_baselines(judge, names)
         for name in names:  # a first pass warms the compile caches of the workers' image
-            await judge.evaluate(get_bundled_task(name), bundled_solution(name))
+            await judge.evaluate(get_bundled_task(name), solution(name))
         rows = []
         for name in names:
             started = time.perf_counter()
-            result = await judge.evaluate(get_bundled_task(name), bundled_solution(name))
+            result = await judge.evaluate(get_bundled_task(name), solution(name))
             rows.append(row(name, result) | {"wall_s": time.perf_counter() - started})
     keys = rows[0]["phases"].keys()
     return {
@@ -366,7 +374,7 @@ async def sol(device: str, home: Path, names: list[str]) -> dict:
     async with judge_for(device, 1, home) as judge:
         rows = {}
         for name in names:
-            result = await judge.evaluate(get_bundled_task(name), bundled_solution(name))
+            result = await judge.evaluate(get_bundled_task(name), solution(name))
             rows[name] = row(name, result) | {
                 "work": result.work.model_dump() if result.work else None
             }
