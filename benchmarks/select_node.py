@@ -24,7 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from adaexplore_mcp.judge.result import EvalResult, RuntimeStats, Status, kernel_hash
+from adaexplore_mcp.judge.measurement import RuntimeStats
+from adaexplore_mcp.judge.result import EvalResult, Status, kernel_hash
 from adaexplore_mcp.search_engine import Action, Budget, SearchEngine
 from adaexplore_mcp.search_engine import repository as repo
 from adaexplore_mcp.search_engine.repository import NewNode

@@ -16,6 +16,12 @@ if TYPE_CHECKING:
     from adaexplore_mcp.judge.exceptions import JudgeError, JudgeUnavailable, QueueFull
     from adaexplore_mcp.judge.interface import Judge, open_judge
     from adaexplore_mcp.judge.lazy import LazyJudge
+    from adaexplore_mcp.judge.measurement import (
+        RuntimeStats,
+        SpeedOfLight,
+        TaskWork,
+        TimingDetail,
+    )
     from adaexplore_mcp.judge.pool.baselines import Baseline
     from adaexplore_mcp.judge.pool.lane import LaneStatus
     from adaexplore_mcp.judge.pool.local import LocalJudge
@@ -32,12 +38,8 @@ if TYPE_CHECKING:
         Phase,
         PhaseTimes,
         ProgressCallback,
-        RuntimeStats,
         SandboxReport,
-        SpeedOfLight,
         Status,
-        TaskWork,
-        TimingDetail,
     )
     from adaexplore_mcp.judge.roofline import speed_of_light_line
     from adaexplore_mcp.judge.service.client import RemoteJudge
@@ -68,12 +70,12 @@ __getattr__, __dir__ = lazy_exports(
         "ProgressCallback": "result",
         "QueueFull": "exceptions",
         "RemoteJudge": "service.client",
-        "RuntimeStats": "result",
+        "RuntimeStats": "measurement",
         "SandboxReport": "result",
-        "SpeedOfLight": "result",
+        "SpeedOfLight": "measurement",
         "Status": "result",
-        "TaskWork": "result",
-        "TimingDetail": "result",
+        "TaskWork": "measurement",
+        "TimingDetail": "measurement",
         "WireEvalOptions": "request",
         "open_judge": "interface",
         "speed_of_light_line": "roofline",

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from adaexplore_mcp.judge.errors import PHASE_WORDS, SIGNAL_HINTS, hint_for
+from adaexplore_mcp.judge.measurement import RuntimeStats
 from adaexplore_mcp.judge.result import (
     Correctness,
     Environment,
     ErrorDetail,
     Mismatch,
     Phase,
-    RuntimeStats,
     Status,
 )
 

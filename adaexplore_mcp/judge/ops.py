@@ -10,8 +10,8 @@ between the two is reported, since a share near zero is a Triton kernel in name 
 
 from __future__ import annotations
 
+from adaexplore_mcp.judge.measurement import WorkSplit
 from adaexplore_mcp.judge.policy import Ops
-from adaexplore_mcp.judge.result import WorkSplit
 from adaexplore_mcp.judge.wire.subject import Profile, Signals
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 
-from adaexplore_mcp.judge.result import EvalResult, KernelTime, SpeedOfLight, TaskWork
+from adaexplore_mcp.judge.measurement import KernelTime, SpeedOfLight, TaskWork
+from adaexplore_mcp.judge.result import EvalResult
 
 # More than any call the judge would time: 1e17 FLOPs is over a minute at a PFLOP/s.
 MAX_FLOPS = 1e17

@@ -13,14 +13,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from adaexplore_mcp.judge import EvalResult, Status, speed_of_light_line
+from adaexplore_mcp.judge.measurement import KernelTime, WorkSplit
 from adaexplore_mcp.judge.policy import Ops, Precision
-from adaexplore_mcp.judge.result import (
-    Correctness,
-    ErrorDetail,
-    IntegrityFlag,
-    KernelTime,
-    WorkSplit,
-)
+from adaexplore_mcp.judge.result import Correctness, ErrorDetail, IntegrityFlag
 from adaexplore_mcp.memory import AddFailureResult
 from adaexplore_mcp.search_engine import Action, NodeView, StepResult, Usage
 

@@ -1,7 +1,7 @@
 import asyncio
 
+from adaexplore_mcp.judge.measurement import RuntimeStats
 from adaexplore_mcp.judge.pool.baselines import Baseline, BaselineCache, baseline_key
-from adaexplore_mcp.judge.result import RuntimeStats
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import get_bundled_task
 

@@ -10,8 +10,9 @@ import pytest
 
 from adaexplore_mcp.judge import messages
 from adaexplore_mcp.judge.devices import GpuInfo
+from adaexplore_mcp.judge.measurement import RuntimeStats
 from adaexplore_mcp.judge.pool.lane import Lane
-from adaexplore_mcp.judge.result import Correctness, Environment, RuntimeStats
+from adaexplore_mcp.judge.result import Correctness, Environment
 from adaexplore_mcp.judge.settings import JudgeSettings
 from adaexplore_mcp.judge.trusted.null_panel import offset_from
 from adaexplore_mcp.judge.trusted.span_result import Handoff, NullOffset, SpanResult

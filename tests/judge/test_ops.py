@@ -8,10 +8,10 @@ import pytest
 
 from adaexplore_mcp.judge import Check, Status
 from adaexplore_mcp.judge.checks import Violation
+from adaexplore_mcp.judge.measurement import WorkSplit
 from adaexplore_mcp.judge.ops import split_text, work_split
 from adaexplore_mcp.judge.policy import Ops, Precision
 from adaexplore_mcp.judge.pool.baselines import baseline_key
-from adaexplore_mcp.judge.result import WorkSplit
 from adaexplore_mcp.judge.trusted import integrity
 from adaexplore_mcp.judge.wire.subject import KernelRecord, Profile, Signals
 

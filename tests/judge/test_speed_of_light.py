@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from adaexplore_mcp.judge import EvalResult, Status, TaskWork, TimingDetail, speed_of_light_line
+from adaexplore_mcp.judge.measurement import KernelTime, RuntimeStats
 from adaexplore_mcp.judge.policy import Precision
-from adaexplore_mcp.judge.result import KernelTime, RuntimeStats
 from adaexplore_mcp.judge.roofline import MAX_FLOPS, speed_of_light, usable_flops
 from adaexplore_mcp.judge.trusted.peaks import peak_math, tensor_bytes
 from adaexplore_mcp.tasks import bundled_solution, get_bundled_task, task_from_source

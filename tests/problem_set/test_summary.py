@@ -106,7 +106,7 @@ def test_an_empty_set():
 
 
 def test_a_correct_kernels_row_carries_its_triton_share():
-    from adaexplore_mcp.judge.result import WorkSplit
+    from adaexplore_mcp.judge.measurement import WorkSplit
 
     mixed = record("m", Status.CORRECT, 1.1)
     mixed.result.work_split = WorkSplit(

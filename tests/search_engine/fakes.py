@@ -15,12 +15,12 @@ import asyncio
 import re
 from collections import Counter
 
+from adaexplore_mcp.judge.measurement import RuntimeStats
 from adaexplore_mcp.judge.result import (
     Environment,
     ErrorDetail,
     EvalResult,
     Phase,
-    RuntimeStats,
     Status,
     kernel_hash,
 )

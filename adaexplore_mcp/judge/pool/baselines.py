@@ -9,8 +9,9 @@ from collections.abc import Awaitable, Callable
 from pydantic import BaseModel
 
 from adaexplore_mcp.judge import messages
+from adaexplore_mcp.judge.measurement import RuntimeStats
 from adaexplore_mcp.judge.policy import Ops, Precision
-from adaexplore_mcp.judge.result import EvalResult, RuntimeStats
+from adaexplore_mcp.judge.result import EvalResult
 from adaexplore_mcp.store import Store
 from adaexplore_mcp.tasks import Task
 

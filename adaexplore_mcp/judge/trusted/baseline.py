@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from adaexplore_mcp.judge.result import Phase, RuntimeStats
+from adaexplore_mcp.judge.measurement import RuntimeStats
+from adaexplore_mcp.judge.result import Phase
 from adaexplore_mcp.judge.trusted.common import ask_task, gpu_lock, task_failure
 from adaexplore_mcp.judge.trusted.compare import Comparison
 from adaexplore_mcp.judge.trusted.gpu import Gpu

@@ -15,6 +15,7 @@ from typing import Any, Literal, NoReturn
 
 from adaexplore_mcp.judge import messages, ops
 from adaexplore_mcp.judge.checks import Violation
+from adaexplore_mcp.judge.measurement import RuntimeStats, TaskWork, TimingDetail
 from adaexplore_mcp.judge.policy import Ops, forced_tolerances, range_trial_scale
 from adaexplore_mcp.judge.result import (
     Correctness,
@@ -23,10 +24,7 @@ from adaexplore_mcp.judge.result import (
     Mismatch,
     Phase,
     PhaseTimes,
-    RuntimeStats,
     Status,
-    TaskWork,
-    TimingDetail,
 )
 from adaexplore_mcp.judge.roofline import usable_flops
 from adaexplore_mcp.judge.subject.loading import describe_platform

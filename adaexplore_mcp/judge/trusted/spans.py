@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from adaexplore_mcp.judge.result import RuntimeStats
+from adaexplore_mcp.judge.measurement import RuntimeStats
 from adaexplore_mcp.judge.settings import TimingSettings
 from adaexplore_mcp.judge.trusted.span_result import SpanResult
 from adaexplore_mcp.judge.trusted.staging import set_bytes

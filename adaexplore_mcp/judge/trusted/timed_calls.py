@@ -8,8 +8,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from adaexplore_mcp.judge import roofline
+from adaexplore_mcp.judge.measurement import KernelTime, RuntimeStats, TimingDetail
 from adaexplore_mcp.judge.policy import Ops
-from adaexplore_mcp.judge.result import KernelTime, Phase, RuntimeStats, TimingDetail
+from adaexplore_mcp.judge.result import Phase
 from adaexplore_mcp.judge.trusted import integrity
 from adaexplore_mcp.judge.trusted.gpu import Gpu
 from adaexplore_mcp.judge.trusted.peaks import PeakFlops, describe_math, peak_math
