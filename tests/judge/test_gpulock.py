@@ -1,6 +1,7 @@
 """The GPU readers-writer lock, across real processes."""
 
 import multiprocessing as mp
+import os
 import time
 
 from adaexplore_mcp.judge.trusted.gpulock import GpuLock
@@ -117,8 +118,12 @@ def test_a_shared_hold_counts_its_wait_for_the_lock(tmp_path):
     writer = ctx.Process(target=_hold, args=(base, "exclusive", 0.5, log, started))
     writer.start()
     started.wait()
-    time.sleep(0.1)
     lock = GpuLock(base)
+    deadline = time.monotonic() + 10
+    while (probe := lock.try_shared()) is not None:  # until the writer holds it
+        os.close(probe)
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
     with lock.shared() as hold:
         assert 0.2 < hold.waited_s < 2
         waited = hold.waited_s
