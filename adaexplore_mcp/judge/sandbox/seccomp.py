@@ -211,26 +211,37 @@ def _instruction(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("HBBI", code, jt, jf, k & 0xFFFFFFFF)
 
 
+def _native_call(table: _Table) -> list[bytes]:
+    """Kill a process making a system call of another architecture (the same number names
+    another call there), then load the call's number."""
+    return [
+        _instruction(_BPF_LD_W_ABS, _OFFSET_ARCH),
+        _instruction(_BPF_JEQ_K, table.audit_arch, jt=1),
+        _instruction(_BPF_RET_K, _RET_KILL_PROCESS),
+        _instruction(_BPF_LD_W_ABS, _OFFSET_NR),
+    ]
+
+
+def _answer(number: int, verdict: int) -> list[bytes]:
+    """The loaded value ``number``: return ``verdict``; else on to the next rule."""
+    return [_instruction(_BPF_JEQ_K, number, jf=1), _instruction(_BPF_RET_K, verdict)]
+
+
 def program(*, allow_processes: bool, own_pid: int, machine: str | None = None) -> bytes:
     """The filter, as the bytes of a ``struct sock_filter`` array."""
     table = _TABLES[machine or platform.machine()]
     deny = _RET_ERRNO | errno.EPERM
     ld, jeq, ret = _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_RET_K
-    code = [
-        _instruction(ld, _OFFSET_ARCH),
-        _instruction(jeq, table.audit_arch, jt=1),
-        _instruction(ret, _RET_KILL_PROCESS),
-        _instruction(ld, _OFFSET_NR),
-    ]
+    code = _native_call(table)
     if table.x32:
         code += [_instruction(_BPF_JGE_K, _X32_SYSCALL_BIT, jf=1), _instruction(ret, deny)]
     refused = dict(table.denied) | table.signals_denied
     if not allow_processes:
         refused |= table.spawning
     for number in sorted(set(refused.values())):
-        code += [_instruction(jeq, number, jf=1), _instruction(ret, deny)]
+        code += _answer(number, deny)
     # clone3's flags live in memory a filter cannot read: ENOSYS makes the C library use clone
-    code += [_instruction(jeq, table.clone3, jf=1), _instruction(ret, _RET_ERRNO | errno.ENOSYS)]
+    code += _answer(table.clone3, _RET_ERRNO | errno.ENOSYS)
     if not allow_processes:  # a clone must make a thread of this process
         code += [
             _instruction(jeq, table.clone, jf=4),
@@ -255,25 +266,17 @@ def sealed_program(machine: str | None = None) -> bytes:
     """The second filter (``install_sealed``), as the bytes of a ``struct sock_filter`` array."""
     table = _TABLES[machine or platform.machine()]
     deny, no_op = _RET_ERRNO | errno.EPERM, _RET_ERRNO  # errno 0: skipped, and 0 returned
-    ld, jeq, ret = _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_RET_K
-    code = [
-        _instruction(ld, _OFFSET_ARCH),
-        _instruction(jeq, table.audit_arch, jt=1),
-        _instruction(ret, _RET_KILL_PROCESS),
-        _instruction(ld, _OFFSET_NR),
-        _instruction(jeq, table.flock, jf=1),
-        _instruction(ret, no_op),
-    ]
+    code = _native_call(table) + _answer(table.flock, no_op)
     for number in sorted(table.watches.values()):
-        code += [_instruction(jeq, number, jf=1), _instruction(ret, deny)]
+        code += _answer(number, deny)
     commands = [(command, no_op) for command in _F_LOCKS] + [(c, deny) for c in _F_REFUSED]
     code += [
-        _instruction(jeq, table.fcntl, jf=2 * len(commands) + 1),
-        _instruction(ld, _OFFSET_ARG1_LOW),
+        _instruction(_BPF_JEQ_K, table.fcntl, jf=2 * len(commands) + 1),
+        _instruction(_BPF_LD_W_ABS, _OFFSET_ARG1_LOW),
     ]
     for command, verdict in commands:
-        code += [_instruction(jeq, command, jf=1), _instruction(ret, verdict)]
-    code.append(_instruction(ret, _RET_ALLOW))
+        code += _answer(command, verdict)
+    code.append(_instruction(_BPF_RET_K, _RET_ALLOW))
     return b"".join(code)
 
 
