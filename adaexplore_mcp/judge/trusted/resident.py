@@ -33,7 +33,6 @@ import torch
 
 from adaexplore_mcp.judge.settings import TimingSettings
 from adaexplore_mcp.judge.trusted import null_panel
-from adaexplore_mcp.judge.trusted.common import lock_holds
 from adaexplore_mcp.judge.trusted.diagnostics import profiled
 from adaexplore_mcp.judge.trusted.giveback import IDLE_S, Giveback
 from adaexplore_mcp.judge.trusted.gpu import Gpu
@@ -84,10 +83,11 @@ class Resident:
         ``KEPT_FRACTION`` of the GPU's."""
         self.control = control
         self.device = device
-        _, self.exclusive = lock_holds(gpu_lock)
+        lock = GpuLock(gpu_lock) if gpu_lock else None
+        self.exclusive = lock.exclusive if lock else contextlib.nullcontext
         # giving memory back unmaps pages of the GPU: kept out of other evaluations' timings
         self.giveback = Giveback(
-            GpuLock(gpu_lock) if gpu_lock else None,
+            lock,
             limit_bytes=_kept_bytes(device) if kept_bytes is None else kept_bytes,
             cached_bytes=lambda: _cached_bytes(device),
             empty_cache=lambda: _empty_cache(device),
