@@ -67,12 +67,19 @@ PID_NAMESPACE = True
 TIMEOUT_S = 600.0
 BASELINES = True
 TIMING: dict[str, str] = {}  # --timing overrides of the judge's TimingSettings
+SANDBOX: dict[str, str] = {}  # --sandbox overrides of its SandboxSettings
+
+
+def overridden(model: Any, fields: dict[str, str]) -> Any:
+    """``model`` with ``fields`` set from the command line ('none' for None)."""
+    values = {key: None if value.lower() == "none" else value for key, value in fields.items()}
+    return model.model_validate(model.model_dump() | values)
 
 
 def judge_for(device: str, workers: int, home: Path) -> LocalJudge:
     settings = JudgeSettings(device=device, workers_per_device=workers, timeout_s=TIMEOUT_S)
-    if TIMING:
-        settings.timing = settings.timing.model_validate(settings.timing.model_dump() | TIMING)
+    settings.timing = overridden(settings.timing, TIMING)
+    settings.sandbox = overridden(settings.sandbox, SANDBOX)
     if not PID_NAMESPACE:
         settings.sandbox.pid_namespace = False
     judge = LocalJudge(settings, home=home, store=Store(home / "db.sqlite3"))
@@ -534,9 +541,17 @@ def main() -> None:
         metavar="FIELD=VALUE",
         help="Override a field of the judge's TimingSettings, e.g. max_calls_per_span=1.",
     )
+    parser.add_argument(
+        "--sandbox",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="Override a field of the judge's SandboxSettings, e.g. cuda_connections=none.",
+    )
     args = parser.parse_args()
     global PID_NAMESPACE, TIMEOUT_S, BASELINES
     TIMING.update(item.split("=", 1) for item in args.timing)
+    SANDBOX.update(item.split("=", 1) for item in args.sandbox)
     PID_NAMESPACE = not args.no_pid_namespace
     TIMEOUT_S = args.timeout
     BASELINES = not args.no_baselines

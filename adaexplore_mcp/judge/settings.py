@@ -169,6 +169,16 @@ class SandboxSettings(BaseModel):
         description="Refuse to run user code where the filesystem cannot be isolated or system "
         "calls cannot be filtered.",
     )
+    cuda_connections: int | None = Field(
+        default=1,
+        ge=1,
+        le=32,
+        description="CUDA_DEVICE_MAX_CONNECTIONS in the processes that run user code on a GPU: "
+        "the hardware queues each new CUDA context gets. Every evaluation makes new contexts, "
+        "and with one queue they cost about half as much when several are made at once "
+        "(benchmarks/context_churn.py). Work a kernel issues on several streams of its own is "
+        "then serialized. None keeps the driver's default (8).",
+    )
 
 
 class ProfileSettings(BaseModel):

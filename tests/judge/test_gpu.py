@@ -223,7 +223,8 @@ def test_the_null_subjects_panel_is_gone_once_timed(loop_thread, tmp_path):
 
 def test_a_kernels_process_is_sealed_after_its_context(loop_thread, tmp_path):
     """On a GPU too, the kernel's process makes its context under the GPU lock and is then
-    sealed: a lock it takes is not seen from a second open file, and inotify is refused."""
+    sealed: a lock it takes is not seen from a second open file, and inotify is refused. Its
+    context was made with the driver's queues the settings name (one by default)."""
     from adaexplore_mcp.judge.settings import IntegritySettings, JudgeSettings
 
     from .kernels import module
@@ -233,16 +234,23 @@ def test_a_kernels_process_is_sealed_after_its_context(loop_thread, tmp_path):
         device="cuda:0", timeout_s=300, integrity=IntegritySettings(enabled=False)
     )
     judge = LocalJudge(settings, home=tmp_path)
-    kernel = module(
+    sealed = module(
         "return torch.softmax(x, -1) if not (SEEN or WATCH) else torch.zeros_like(x)",
         prelude=LOCK_SIGNAL,
     )
+    queues = module(
+        "return torch.softmax(x, -1)",
+        prelude="import os\n"
+        "seen = getattr(os, 'environ').get('CUDA_DEVICE_MAX_CONNECTIONS')\n"
+        "assert seen == '1', f'CUDA_DEVICE_MAX_CONNECTIONS={seen}'\n",
+    )
     loop_thread.run(judge.start())
     try:
-        result = SyncJudge(loop_thread, judge).evaluate(SOFTMAX, kernel)
+        results = [SyncJudge(loop_thread, judge).evaluate(SOFTMAX, k) for k in (sealed, queues)]
     finally:
         loop_thread.run(judge.close())
-    assert result.status is Status.CORRECT, result.message
+    for result in results:
+        assert result.status is Status.CORRECT, result.message
 
 
 def test_the_wait_for_the_gpu_is_reported(gpu_judge):

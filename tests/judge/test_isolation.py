@@ -214,10 +214,12 @@ def test_no_state_leaks_from_one_evaluation_to_the_next(unguarded_judge):
 
 def test_the_environment_is_scrubbed(loop_thread, tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-must-not-leak")
+    monkeypatch.setenv("CUDA_DEVICE_MAX_CONNECTIONS", "4")  # the judge's to set, on a GPU only
     probe = (
         "import os\n"
         "env = getattr(os, 'environ')\n"
         "assert 'ANTHROPIC_API_KEY' not in env, 'leaked to the child'\n"
+        "assert 'CUDA_DEVICE_MAX_CONNECTIONS' not in env, 'not the judge\\'s setting'\n"
         "try:\n"
         "    worker_env = open(f'/proc/{os.getppid()}/environ', 'rb').read()\n"
         "except PermissionError:  # in its own user namespace the child cannot read it at all\n"

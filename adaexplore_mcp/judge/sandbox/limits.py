@@ -82,6 +82,14 @@ def scrubbed_environment(source: dict[str, str], extra: dict[str, str]) -> dict[
     return env
 
 
+def gpu_environment(device: str, cuda_connections: int | None) -> dict[str, str]:
+    """What the driver reads when a user-code process makes its CUDA context
+    (``SandboxSettings.cuda_connections``); nothing on the CPU."""
+    if device == "cpu" or cuda_connections is None:
+        return {}
+    return {"CUDA_DEVICE_MAX_CONNECTIONS": str(cuda_connections)}
+
+
 def redirect(*, stdout_fd: int, keep: dict[int, int]) -> None:
     """stdin from /dev/null, stdout and stderr into ``stdout_fd`` (a pipe the worker drains),
     each descriptor in ``keep`` moved to its number (``{target: source}``, targets from 3 up);

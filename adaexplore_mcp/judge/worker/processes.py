@@ -221,7 +221,7 @@ def _user_code(plan: ForkPlan, role: str, theirs: socket.socket, out_w: int, set
             memory_bytes=settings.memory_limit_mb * 2**20 if settings.memory_limit_mb else None,
             extra_processes=settings.max_processes,
         ),
-        env=dict(plan.env),
+        env=plan.env | limits.gpu_environment(job.device, settings.cuda_connections),
         private_dirs=plan.private_dirs,
         fallback_root=_scratch(plan, role),
         workdir_bytes=job.output_limit_bytes,

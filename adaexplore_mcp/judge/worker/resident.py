@@ -47,8 +47,15 @@ class ResidentPair:
     panel (``trusted.null_panel``): processes like it that live only until the trusted process
     has timed them against it, and that the worker reaps like any other child of a job."""
 
-    def __init__(self, device: str, gpu_lock: str | None, timing: TimingSettings) -> None:
-        self.key = (device, gpu_lock)
+    def __init__(
+        self,
+        device: str,
+        gpu_lock: str | None,
+        timing: TimingSettings,
+        context_env: dict[str, str] | None = None,
+    ) -> None:
+        context_env = context_env or {}
+        self.key = (device, gpu_lock, tuple(sorted(context_env.items())))
         self.jobs = 0
         self._handed_seq = -1
         self._reaped_seq = -1
@@ -69,12 +76,12 @@ class ResidentPair:
         if pair is not None:
             calibrator = os.fork()
             if calibrator == 0:
-                _child(lambda: _calibrator(pair[1], gpu_lock))
+                _child(lambda: _calibrator(pair[1], gpu_lock, context_env))
             self.pids.append(calibrator)
         for _, member_end in panel:
             member = os.fork()
             if member == 0:
-                _child(functools.partial(_calibrator, member_end, gpu_lock))
+                _child(functools.partial(_calibrator, member_end, gpu_lock, context_env))
             self.panel_pids.append(member)
         for end in [*(pair or ()), *(end for ends in panel for end in ends)]:
             end.close()
@@ -159,12 +166,13 @@ class Residents:
 
     def for_job(self, job: ChildJob) -> ResidentPair:
         pair = self._pair
-        key = (job.device, job.gpu_lock)
+        context_env = limits.gpu_environment(job.device, job.sandbox.cuda_connections)
+        key = (job.device, job.gpu_lock, tuple(sorted(context_env.items())))
         if pair is not None and (pair.key != key or pair.jobs >= MAX_JOBS or not pair.alive()):
             self.retire()
             pair = None
         if pair is None:
-            pair = self._pair = ResidentPair(job.device, job.gpu_lock, job.timing)
+            pair = self._pair = ResidentPair(job.device, job.gpu_lock, job.timing, context_env)
         return pair
 
     def pids(self) -> set[int]:
@@ -249,9 +257,13 @@ def _trusted(
     )
 
 
-def _calibrator(channel_end: socket.socket, gpu_lock: str | None) -> None:
+def _calibrator(
+    channel_end: socket.socket, gpu_lock: str | None, context_env: dict[str, str]
+) -> None:
     from adaexplore_mcp.judge.trusted.calibrator import serve
 
     _keep_only({channel_end.fileno()})  # what it prints goes to the worker's own stderr
+    # it stands in for a candidate's new context: made the way the candidate's is
+    os.environ.update(context_env)
     _made_under_lock("cuda", gpu_lock)
     serve(Channel(channel_end))
