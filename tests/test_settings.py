@@ -100,6 +100,16 @@ def test_config_imports_only_settings_and_the_settings_import_no_config() -> Non
         ("ADAEXPLORE_SEARCH__OPS", "mixed", lambda s: s.search.ops == "mixed"),
         ("ADAEXPLORE_MCP__PORT", "0", lambda s: s.mcp.port == 0),
         ("ADAEXPLORE_DRIVER__STREAM", "true", lambda s: s.driver.stream is True),
+        (
+            "ADAEXPLORE_JUDGE__SANDBOX__CUDA_CONNECTIONS",
+            "null",  # a setting whose default is not None can be set to None
+            lambda s: s.judge.sandbox.cuda_connections is None,
+        ),
+        (
+            "ADAEXPLORE_JUDGE__SANDBOX__CUDA_CONNECTIONS",
+            "4",
+            lambda s: s.judge.sandbox.cuda_connections == 4,
+        ),
     ],
 )
 def test_every_part_reads_its_nested_variable(monkeypatch, variable, value, read) -> None:

@@ -37,7 +37,9 @@ def database_path(home: Path) -> Path:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="ADAEXPLORE_", env_nested_delimiter="__")
+    model_config = SettingsConfigDict(
+        env_prefix="ADAEXPLORE_", env_nested_delimiter="__", env_parse_none_str="null"
+    )
 
     home: Path = Field(
         default_factory=lambda: platformdirs.user_data_path("adaexplore-mcp"),
