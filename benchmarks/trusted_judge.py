@@ -465,6 +465,13 @@ def summarize_fidelity(out: dict) -> None:
             f"r = {r:+.2f}, slope {slope:+.2f} over {count} evaluations (about -1: the null's "
             f"handoff differs from the candidate's by evaluation, and the medians carry it)"
         )
+    workers = worker_bias(out)
+    if len(workers) > 1:
+        listed = ", ".join(f"{mean:+.2f} ({count})" for mean, count in workers)
+        print(
+            f"each worker's evaluations against their task's median, µs a call (evaluations): "
+            f"{listed}; what a worker's calibration alone moves a median by"
+        )
     scatters = [
         r["timing"]["context_scatter_ms"] * 1e3
         for data in out.values()
@@ -477,6 +484,24 @@ def summarize_fidelity(out: dict) -> None:
             f"other (sd over each worker's null panel): what a candidate's new context alone "
             f"may move its median by, every evaluation"
         )
+
+
+def worker_bias(out: dict) -> list[tuple[float, int]]:
+    """Per worker, the mean of its evaluations' medians less their task's median, in µs a call,
+    and how many evaluations: how far each worker's calibration sits from the others'. A
+    worker is told by its null panel's reading (``null_offset_ms``, ``context_scatter_ms``),
+    made once when it starts."""
+    deviations: dict[tuple[float, float], list[float]] = {}
+    for data in out.values():
+        runs = [r for r in data["quiet"] + data["loaded"] if r["median_ms"] and r["timing"]]
+        if len(runs) < 2:
+            continue
+        middle = statistics.median(r["median_ms"] for r in runs)
+        for r in runs:
+            panel = (r["timing"].get("null_offset_ms"), r["timing"].get("context_scatter_ms"))
+            if None not in panel:
+                deviations.setdefault(panel, []).append((r["median_ms"] - middle) * 1e3)
+    return [(statistics.fmean(d), len(d)) for d in deviations.values()]
 
 
 def handoff_association(out: dict) -> tuple[float, float, int] | None:
