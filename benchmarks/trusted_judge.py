@@ -76,10 +76,17 @@ def overridden(model: Any, fields: dict[str, str]) -> Any:
     return model.model_validate(model.model_dump() | values)
 
 
-def judge_for(device: str, workers: int, home: Path) -> LocalJudge:
+def judge_for(
+    device: str,
+    workers: int,
+    home: Path,
+    timing: dict[str, str] | None = None,
+    sandbox: dict[str, str] | None = None,
+) -> LocalJudge:
+    """A judge with the command line's overrides, or with ``timing`` and ``sandbox``'s."""
     settings = JudgeSettings(device=device, workers_per_device=workers, timeout_s=TIMEOUT_S)
-    settings.timing = overridden(settings.timing, TIMING)
-    settings.sandbox = overridden(settings.sandbox, SANDBOX)
+    settings.timing = overridden(settings.timing, TIMING if timing is None else timing)
+    settings.sandbox = overridden(settings.sandbox, SANDBOX if sandbox is None else sandbox)
     if not PID_NAMESPACE:
         settings.sandbox.pid_namespace = False
     judge = LocalJudge(settings, home=home, store=Store(home / "db.sqlite3"))
