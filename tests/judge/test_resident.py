@@ -74,3 +74,39 @@ def test_the_profiling_diagnostic_covers_the_resident_trusted_process(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "profile of the trusted's process" in proc.stderr
     assert "profile of the task's process" in proc.stderr
+
+
+def test_the_null_subject_makes_its_context_as_a_candidate_does(monkeypatch):
+    """The null subject and its panel stand in for a candidate's new context: they make theirs
+    with the environment the candidate's is made with (``sandbox.cuda_connections``)."""
+    import socket
+
+    from adaexplore_mcp.judge.trusted import calibrator
+    from adaexplore_mcp.judge.worker import resident
+
+    ours, theirs = socket.socketpair()
+    at_context: list[str] = []
+
+    def made_under_lock(device: str, gpu_lock: str | None) -> None:
+        at_context.append(os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS", "unset"))
+
+    def serve(channel: object) -> None:
+        theirs.send(",".join(at_context).encode())
+
+    monkeypatch.setattr(resident, "_made_under_lock", made_under_lock)
+    monkeypatch.setattr(calibrator, "serve", serve)
+    monkeypatch.delenv("CUDA_DEVICE_MAX_CONNECTIONS", raising=False)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            resident._calibrator(theirs, None, {"CUDA_DEVICE_MAX_CONNECTIONS": "1"})
+            code = 0
+        finally:
+            os._exit(code)
+    theirs.close()
+    ours.settimeout(30)
+    seen = ours.recv(64)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert seen == b"1"
