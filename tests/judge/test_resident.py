@@ -110,3 +110,40 @@ def test_the_null_subject_makes_its_context_as_a_candidate_does(monkeypatch):
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert seen == b"1"
+
+
+def test_a_change_of_the_contexts_environment_gets_a_new_pair(monkeypatch):
+    """A pair's null subject made its context for one setting: a job under another gets a new
+    pair, a job under the same keeps it."""
+    from adaexplore_mcp.judge.settings import SandboxSettings
+    from adaexplore_mcp.judge.wire.jobs import ChildJob
+    from adaexplore_mcp.judge.worker import resident
+
+    made: list[FakePair] = []
+    ended: list[FakePair] = []
+
+    class FakePair:
+        def __init__(self, device, gpu_lock, timing, context_env=None) -> None:
+            self.key = (device, gpu_lock, tuple(sorted((context_env or {}).items())))
+            self.jobs = 0
+            made.append(self)
+
+        def alive(self) -> bool:
+            return True
+
+        def end(self) -> None:
+            ended.append(self)
+
+    monkeypatch.setattr(resident, "ResidentPair", FakePair)
+    residents = resident.Residents()
+
+    def job(connections: int | None) -> ChildJob:
+        sandbox = SandboxSettings(cuda_connections=connections)
+        return ChildJob(kind="eval", device="cuda:0", sandbox=sandbox)
+
+    first = residents.for_job(job(1))
+    assert residents.for_job(job(1)) is first
+    second = residents.for_job(job(None))
+    assert second is not first and len(ended) == 1 and ended[0] is first
+    assert second.key[2] == () and first.key[2] == (("CUDA_DEVICE_MAX_CONNECTIONS", "1"),)
+    assert len(made) == 2
