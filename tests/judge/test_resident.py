@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import Any
 
 from adaexplore_mcp.judge import LocalJudge, Status
 from adaexplore_mcp.tasks import get_bundled_task
@@ -141,9 +142,9 @@ def test_a_change_of_the_contexts_environment_gets_a_new_pair(monkeypatch):
         sandbox = SandboxSettings(cuda_connections=connections)
         return ChildJob(kind="eval", device="cuda:0", sandbox=sandbox)
 
-    first = residents.for_job(job(1))
+    first: Any = residents.for_job(job(1))  # a FakePair
     assert residents.for_job(job(1)) is first
-    second = residents.for_job(job(None))
-    assert second is not first and len(ended) == 1 and ended[0] is first
+    second: Any = residents.for_job(job(None))
+    assert second is not first and ended == [first]
     assert second.key[2] == () and first.key[2] == (("CUDA_DEVICE_MAX_CONNECTIONS", "1"),)
     assert len(made) == 2
