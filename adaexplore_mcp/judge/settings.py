@@ -176,8 +176,10 @@ class SandboxSettings(BaseModel):
         description="CUDA_DEVICE_MAX_CONNECTIONS in the processes that run user code on a GPU: "
         "the hardware queues each new CUDA context gets. Every evaluation makes new contexts, "
         "and with one queue they cost about half as much when several are made at once "
-        "(benchmarks/context_churn.py). Work a kernel issues on several streams of its own is "
-        "then serialized. None keeps the driver's default (8).",
+        "(benchmarks/context_churn.py). Work a kernel issues on several streams of its own then "
+        "reaches the GPU through one queue in the order it was issued: a kernel that spins until "
+        "a kernel issued after it on another stream signals it never ends. None keeps the "
+        "driver's default (8).",
     )
 
 
