@@ -178,7 +178,7 @@ class SandboxSettings(BaseModel):
         "and with one queue they cost about half as much when several are made at once "
         "(benchmarks/context_churn.py). Work a kernel issues on several streams of its own then "
         "reaches the GPU through one queue in the order it was issued: a kernel that spins until "
-        "a kernel issued after it on another stream signals it never ends. None keeps the "
+        "a kernel issued after it on another stream signals it may never end. None keeps the "
         "driver's default (8).",
     )
 
