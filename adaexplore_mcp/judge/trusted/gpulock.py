@@ -39,27 +39,23 @@ class GpuLock:
 
     def acquire_shared(self) -> int:
         """Past the turnstile, then the lock shared; the descriptor to close to release it."""
-        turnstile = self._open(self._turnstile_path)
-        try:
-            fcntl.flock(turnstile, fcntl.LOCK_EX)
-            fcntl.flock(turnstile, fcntl.LOCK_UN)
-        finally:
-            os.close(turnstile)
-        main = self._open(self._main_path)
-        try:
-            fcntl.flock(main, fcntl.LOCK_SH)
-        except BaseException:
-            os.close(main)
-            raise
+        main = self._shared(wait=True)
+        assert main is not None  # a blocking flock does not give up
         return main
 
     def try_shared(self) -> int | None:
         """The lock shared if no writer holds it or waits for it, without waiting: the
         descriptor to close to release it, else None."""
+        return self._shared(wait=False)
+
+    def _shared(self, *, wait: bool) -> int | None:
+        """Past the turnstile, then the lock shared; None where either is taken and not
+        ``wait``."""
+        nonblocking = 0 if wait else fcntl.LOCK_NB
         turnstile = self._open(self._turnstile_path)
         try:
             try:
-                fcntl.flock(turnstile, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(turnstile, fcntl.LOCK_EX | nonblocking)
             except BlockingIOError:
                 return None
             fcntl.flock(turnstile, fcntl.LOCK_UN)
@@ -67,7 +63,7 @@ class GpuLock:
             os.close(turnstile)
         main = self._open(self._main_path)
         try:
-            fcntl.flock(main, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            fcntl.flock(main, fcntl.LOCK_SH | nonblocking)
         except BlockingIOError:
             os.close(main)
             return None
