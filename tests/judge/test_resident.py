@@ -124,8 +124,8 @@ def test_a_change_of_the_contexts_environment_gets_a_new_pair(monkeypatch):
     ended: list[FakePair] = []
 
     class FakePair:
-        def __init__(self, device, gpu_lock, timing, context_env=None) -> None:
-            self.key = (device, gpu_lock, tuple(sorted((context_env or {}).items())))
+        def __init__(self, device, gpu_lock, timing, context_env) -> None:
+            self.key = resident.pair_key(device, gpu_lock, context_env)
             self.jobs = 0
             made.append(self)
 

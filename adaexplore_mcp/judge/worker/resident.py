@@ -42,6 +42,12 @@ class Handed:
     trusted: Forked  # the resident, with this job's output pipe
 
 
+def pair_key(device: str, gpu_lock: str | None, context_env: dict[str, str]) -> tuple:
+    """What a job must share with a pair to be given to it: the device, the GPU's lock, and the
+    environment the null subject made its context with."""
+    return (device, gpu_lock, tuple(sorted(context_env.items())))
+
+
 class ResidentPair:
     """One pair: the trusted process and (on a GPU) the null subject, with the null subject's
     panel (``trusted.null_panel``): processes like it that live only until the trusted process
@@ -52,10 +58,9 @@ class ResidentPair:
         device: str,
         gpu_lock: str | None,
         timing: TimingSettings,
-        context_env: dict[str, str] | None = None,
+        context_env: dict[str, str],
     ) -> None:
-        context_env = context_env or {}
-        self.key = (device, gpu_lock, tuple(sorted(context_env.items())))
+        self.key = pair_key(device, gpu_lock, context_env)
         self.jobs = 0
         self._handed_seq = -1
         self._reaped_seq = -1
@@ -167,7 +172,7 @@ class Residents:
     def for_job(self, job: ChildJob) -> ResidentPair:
         pair = self._pair
         context_env = limits.gpu_environment(job.device, job.sandbox.cuda_connections)
-        key = (job.device, job.gpu_lock, tuple(sorted(context_env.items())))
+        key = pair_key(job.device, job.gpu_lock, context_env)
         if pair is not None and (pair.key != key or pair.jobs >= MAX_JOBS or not pair.alive()):
             self.retire()
             pair = None
