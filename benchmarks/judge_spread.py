@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import trusted_judge
-from trusted_judge import judge_for, row, solution, worker_bias
+from trusted_judge import judge_for, row, solution, spread, worker_bias
 
 from adaexplore_mcp.tasks import get_bundled_task
 
@@ -60,10 +60,6 @@ async def one_round(
             out[name] = [row(name, await judge.evaluate(task, code)) for _ in range(repeats)]
             print(name, [r["status"] for r in out[name]], flush=True)
     return out
-
-
-def spread(medians: list[float]) -> float:
-    return (max(medians) / min(medians) - 1) * 100 if medians else float("nan")
 
 
 def summarize(variant: str, rounds: list[dict[str, list[dict[str, Any]]]]) -> None:

@@ -418,6 +418,11 @@ def summarize_sol(out: dict) -> None:
         )
 
 
+def spread(medians: list[float]) -> float:
+    """max/min - 1 of repeated medians, in percent."""
+    return (max(medians) / min(medians) - 1) * 100 if medians else float("nan")
+
+
 def summarize_fidelity(out: dict) -> None:
     print(
         f"{'task':26} {'judge ms':>10} {'do_bench':>10} {'ratio':>7} {'db read':>10} {'ratio':>7} "
@@ -434,7 +439,6 @@ def summarize_fidelity(out: dict) -> None:
             continue
         median = statistics.median(quiet)
         timing = data["quiet"][0]["timing"] or {}
-        spread = lambda xs: (max(xs) / min(xs) - 1) * 100 if xs else float("nan")  # noqa: E731
         fresh = data.get("fresh_ms") or float("nan")
         cupti = data.get("cupti_ms") or float("nan")
         cupti_each = data.get("cupti_each_ms") or float("nan")
