@@ -115,3 +115,15 @@ def test_config_imports_only_settings_and_the_settings_import_no_config() -> Non
 def test_every_part_reads_its_nested_variable(monkeypatch, variable, value, read) -> None:
     monkeypatch.setenv(variable, value)
     assert read(Settings())
+
+
+@pytest.mark.parametrize("connections", [0, 1])
+def test_one_hardware_queue_is_refused(connections) -> None:
+    """With one queue per context, a kernel's side-stream work escaped the clock on an H200."""
+    from pydantic import ValidationError
+
+    from adaexplore_mcp.judge.settings import SandboxSettings
+
+    with pytest.raises(ValidationError, match="use 2 or more, or null"):
+        SandboxSettings(cuda_connections=connections)
+    assert SandboxSettings().cuda_connections == 2

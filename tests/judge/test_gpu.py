@@ -224,8 +224,8 @@ def test_the_null_subjects_panel_is_gone_once_timed(loop_thread, tmp_path):
 def test_a_kernels_process_is_sealed_after_its_context(loop_thread, tmp_path):
     """On a GPU too, the kernel's process makes its context under the GPU lock and is then
     sealed: a lock it takes is not seen from a second open file, and inotify is refused. Its
-    context was made with the driver's queues the settings name (one by default)."""
-    from adaexplore_mcp.judge.settings import IntegritySettings, JudgeSettings
+    context was made with the driver's queues the settings name (two by default)."""
+    from adaexplore_mcp.judge.settings import IntegritySettings, JudgeSettings, SandboxSettings
 
     from .kernels import module
     from .test_sealed import LOCK_SIGNAL
@@ -242,7 +242,8 @@ def test_a_kernels_process_is_sealed_after_its_context(loop_thread, tmp_path):
         "return torch.softmax(x, -1)",
         prelude="import os\n"
         "seen = getattr(os, 'environ').get('CUDA_DEVICE_MAX_CONNECTIONS')\n"
-        "assert seen == '1', f'CUDA_DEVICE_MAX_CONNECTIONS={seen}'\n",
+        f"assert seen == '{SandboxSettings().cuda_connections}', "
+        "f'CUDA_DEVICE_MAX_CONNECTIONS={seen}'\n",
     )
     loop_thread.run(judge.start())
     try:

@@ -60,14 +60,20 @@ def test_work_left_on_a_side_stream_gains_little(gpu_judge):  # noqa: F811
     does not pay the latency of noticing the word after the work. With spans timed from the
     trusted copy of the inputs that gained 12% on an H200 (softmax 0.0604 ms against 0.069);
     timed from the gate's opening, with the inputs in the candidate's own memory, 2.5% (0.0673
-    against 0.0691, three evaluations each). What is left is bounded here and documented
-    (docs/integrity.md, "The handoff calibration")."""
+    against 0.0691, three evaluations each). With a gate a call and contexts of one hardware
+    queue it gained 7-8% (0.0652-0.0668 against 0.0707-0.0723 ms), which is why
+    ``sandbox.cuda_connections`` is at least 2; with 2, 4 or 8 queues the kernel read 2.12 ms.
+    What is left is bounded here and documented (docs/integrity.md, "The handoff
+    calibration")."""
     judge, _ = gpu_judge
     honest = judge.evaluate(TASKS["softmax"], bundled_solution("softmax"))
     side = judge.evaluate(TASKS["softmax"], SIDE_STREAM)
     assert honest.status is Status.CORRECT, honest.message
     if side.status is Status.CORRECT:
-        assert side.runtime.median_ms >= 0.95 * honest.runtime.median_ms, side.message
+        assert side.runtime.median_ms >= 0.95 * honest.runtime.median_ms, (
+            f"{side.runtime.median_ms} ms on a side stream against "
+            f"{honest.runtime.median_ms} ms honestly: {side.message}"
+        )
 
 
 def test_work_done_before_the_gate_opens_is_charged(gpu_judge):  # noqa: F811

@@ -142,9 +142,9 @@ def test_a_change_of_the_contexts_environment_gets_a_new_pair(monkeypatch):
         sandbox = SandboxSettings(cuda_connections=connections)
         return ChildJob(kind="eval", device="cuda:0", sandbox=sandbox)
 
-    first: Any = residents.for_job(job(1))  # FakePairs, as made
-    assert residents.for_job(job(1)) is first
+    first: Any = residents.for_job(job(2))  # FakePairs, as made
+    assert residents.for_job(job(2)) is first
     second: Any = residents.for_job(job(None))
     assert second is not first and ended == made[:1]
-    assert second.key[2] == () and first.key[2] == (("CUDA_DEVICE_MAX_CONNECTIONS", "1"),)
+    assert second.key[2] == () and first.key[2] == (("CUDA_DEVICE_MAX_CONNECTIONS", "2"),)
     assert len(made) == 2
