@@ -148,3 +148,43 @@ def test_a_change_of_the_contexts_environment_gets_a_new_pair(monkeypatch):
     assert second is not first and ended == made[:1]
     assert second.key[2] == () and first.key[2] == (("CUDA_DEVICE_MAX_CONNECTIONS", "2"),)
     assert len(made) == 2
+
+
+def test_the_null_subject_begins_each_job_and_ends_quietly_when_its_trusted_process_goes():
+    """Each job begins with the platform and ends with a quit; a trusted process that goes away
+    between two jobs (a judge closing) ends the null subject without an error. On an H200 a
+    closing judge's null subject printed a broken pipe's traceback into the worker's log."""
+    import socket
+    import threading
+
+    import torch
+    from pydantic import TypeAdapter
+
+    from adaexplore_mcp.judge.subject.loading import describe_platform
+    from adaexplore_mcp.judge.trusted.calibrator import serve_jobs
+    from adaexplore_mcp.judge.wire.frames import Channel
+    from adaexplore_mcp.judge.wire.subject import QuitRequest
+
+    cpu = torch.device("cpu")
+    platform = TypeAdapter(type(describe_platform(cpu)))
+    ours, theirs = socket.socketpair()
+    trusted, failures = Channel(ours), []
+
+    def run() -> None:
+        try:
+            serve_jobs(Channel(theirs), cpu, lambda args: None)
+        except Exception as exc:  # what the test is about
+            failures.append(exc)
+
+    server = threading.Thread(target=run)
+    server.start()
+    for _ in range(2):  # two jobs, each begun with the platform
+        trusted.receive(platform, timeout_s=30)
+        trusted.send(QuitRequest())
+    trusted.close()  # the judge goes away with the third job's platform on its way
+    server.join(30)
+    assert not server.is_alive() and failures == []
+
+    gone, theirs = socket.socketpair()
+    gone.close()  # gone before the null subject could say anything
+    serve_jobs(Channel(theirs), cpu, lambda args: None)

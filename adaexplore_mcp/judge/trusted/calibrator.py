@@ -7,11 +7,13 @@ its ready answer and ends with a quit, after which it unmaps that job's arenas."
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from adaexplore_mcp.judge.subject.loading import describe_platform, start_device
 from adaexplore_mcp.judge.subject.server import Codec, Server
-from adaexplore_mcp.judge.wire.frames import Channel
+from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed
 from adaexplore_mcp.judge.wire.subject import Answer, ArmRequest, Signals
 
 
@@ -24,6 +26,12 @@ def serve(channel: Channel) -> None:
 
     tick([])  # its kernel loaded now, not behind a closed gate
     torch.cuda.synchronize(device)
+    serve_jobs(channel, device, tick)
+
+
+def serve_jobs(channel: Channel, device: torch.device, tick: Callable[[list], None]) -> None:
+    """Job after job, each begun with this process's platform, until the trusted process quits
+    or goes away: between two jobs is how a judge that closes leaves it, and is no error."""
     platform = describe_platform(device)
 
     def arm(request: ArmRequest, payload: bytes) -> tuple[Answer, bytes]:
@@ -32,8 +40,12 @@ def serve(channel: Channel) -> None:
     codec = Codec(device)
     server = Server(channel, codec, {"arm": arm})
     while True:
-        channel.send(platform)
+        try:
+            channel.send(platform)
+        except ChannelClosed:
+            return
         if not server.serve():
             return
-        torch.cuda.synchronize(device)  # nothing of the job's left running on its arenas
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)  # nothing of the job's left running on its arenas
         codec.forget()
