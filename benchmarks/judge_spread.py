@@ -81,12 +81,52 @@ def summarize(variant: str, rounds: list[dict[str, list[dict[str, Any]]]]) -> No
             f"  by round {', '.join(f'{s:.2f}%' for s in by_round)}"
         )
     print(f"within 1%: {within} of {len(names)}")
+    split = calibration_split(rounds)
+    if split:
+        print(
+            "sd a call, µs, centred per task: medians {medians:.2f}, medians before calibration "
+            "{uncalibrated:.2f}, handoffs {handoffs:.2f}; r(before, handoff) {r:+.2f}".format(
+                **split
+            )
+        )
     for index, runs in enumerate(rounds):
         workers = worker_bias({name: {"quiet": rows, "loaded": []} for name, rows in runs.items()})
+        if not workers:
+            print(f"round {index + 1}: no null panel, so no worker told apart")
+            continue
         means = [mean for mean, _ in workers]
         sd = statistics.stdev(means) if len(means) > 1 else float("nan")
         listed = ", ".join(f"{mean:+.2f} ({count})" for mean, count in workers)
         print(f"round {index + 1}: workers' mean deviation, µs a call: {listed}; sd {sd:.2f}")
+
+
+def calibration_split(rounds: list[dict[str, list[dict[str, Any]]]]) -> dict[str, float] | None:
+    """Where the spread comes from: the medians' standard deviation, that of the medians with
+    the handoff added back (what the candidates' calls read before calibration) and the
+    handoffs', each centred on its task's mean over all rounds, and the correlation of the last
+    two. A calibration that tracked what the candidates' contexts read would correlate with it
+    and leave the medians' deviation below the uncalibrated one; one that is noise adds to it."""
+    columns: dict[str, list[float]] = {"medians": [], "uncalibrated": [], "handoffs": []}
+    for name in rounds[0]:
+        runs = [r for one in rounds for r in one[name] if r["median_ms"] and r["timing"]]
+        if len(runs) < 2:
+            continue
+        values = {
+            "medians": [r["median_ms"] for r in runs],
+            "uncalibrated": [r["median_ms"] + r["timing"]["handoff_ms"] for r in runs],
+            "handoffs": [r["timing"]["handoff_ms"] for r in runs],
+        }
+        for column, ms in values.items():
+            middle = statistics.fmean(ms)
+            columns[column] += [(value - middle) * 1e3 for value in ms]
+    if len(columns["medians"]) < 3:
+        return None
+    split = {column: statistics.pstdev(values) for column, values in columns.items()}
+    try:
+        r = statistics.correlation(columns["uncalibrated"], columns["handoffs"])
+    except statistics.StatisticsError:  # a constant column
+        r = float("nan")
+    return split | {"r": r}
 
 
 def main() -> None:
@@ -102,7 +142,14 @@ def main() -> None:
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=OVERRIDES")
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--from", dest="earlier", type=Path, default=None, help="Summarize an earlier --out file."
+    )
     args = parser.parse_args()
+    if args.earlier:
+        for variant, rounds in json.loads(args.earlier.read_text()).items():
+            summarize(variant, rounds)
+        return
     variants = dict(parse_variant(text) for text in args.variant or ["defaults"])
     names = [n for n in args.tasks.split(",") if n]
     trusted_judge.TIMEOUT_S = args.timeout
