@@ -15,6 +15,7 @@ from .exploits import (
     IDENTITY_TASK,
     PADDED,
     SIDE_STREAM,
+    SIDE_STREAM_BESIDE_ITS_GATES,
     Exploit,
     busy_through_the_calibration,
     padded,
@@ -55,7 +56,12 @@ def test_on_a_gpu_no_call_goes_unprofiled(gpu_judge):  # noqa: F811
     assert_no_call_unprofiled(judge)
 
 
-def test_work_left_on_a_side_stream_gains_little(gpu_judge):  # noqa: F811
+@pytest.mark.parametrize(
+    "code",
+    [SIDE_STREAM, SIDE_STREAM_BESIDE_ITS_GATES],
+    ids=["side_stream", "side_stream_beside_its_gates"],
+)
+def test_work_left_on_a_side_stream_gains_little(gpu_judge, code):  # noqa: F811
     """Work on a stream forward never joins runs after the done word, so the trusted stream
     does not pay the latency of noticing the word after the work. With spans timed from the
     trusted copy of the inputs that gained 12% on an H200 (softmax 0.0604 ms against 0.069);
@@ -63,11 +69,12 @@ def test_work_left_on_a_side_stream_gains_little(gpu_judge):  # noqa: F811
     against 0.0691, three evaluations each). With a gate a call and contexts of one hardware
     queue it gained 7-8% (0.0652-0.0668 against 0.0707-0.0723 ms), which is why
     ``sandbox.cuda_connections`` is at least 2; with 2, 4 or 8 queues the kernel read 2.12 ms.
-    What is left is bounded here and documented (docs/integrity.md, "The handoff
-    calibration")."""
+    The gates go on the default stream whatever stream the kernel made current, so a kernel
+    cannot put them beside its own streams. What is left is bounded here and documented
+    (docs/integrity.md, "The handoff calibration")."""
     judge, _ = gpu_judge
     honest = judge.evaluate(TASKS["softmax"], bundled_solution("softmax"))
-    side = judge.evaluate(TASKS["softmax"], SIDE_STREAM)
+    side = judge.evaluate(TASKS["softmax"], code)
     assert honest.status is Status.CORRECT, honest.message
     if side.status is Status.CORRECT:
         assert side.runtime.median_ms >= 0.95 * honest.runtime.median_ms, (

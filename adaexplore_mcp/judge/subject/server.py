@@ -196,14 +196,20 @@ class Server:
         decoder = self.codec.decoder(payload)
         calls = [decoder.decode_all(args) for args in request.calls]
         assert isinstance(decoder, ArenaDecoder)
-        stream = torch.cuda.current_stream().cuda_stream
+        # The gates and done words go on the legacy default stream whatever stream user code
+        # made current: with a stream of its choosing for them, a kernel could leave its work
+        # on another that shares their hardware queue, and have its done word written while
+        # the work still ran (docs/integrity.md, "The handoff calibration")
+        default = torch.cuda.default_stream(self.codec.device)
+        stream = default.cuda_stream
         gate = decoder.address(request.gate.ipc) + request.gate.gate_offset
         done = decoder.address(request.gate.ipc) + request.gate.done_offset
         outputs = []
-        for number, args in enumerate(calls, start=request.value):
-            cuda.wait_value(stream, gate, number)
-            outputs.append(flatten(forward(args)))
-            cuda.write_value(stream, done, number)
+        with torch.cuda.stream(default):
+            for number, args in enumerate(calls, start=request.value):
+                cuda.wait_value(stream, gate, number)
+                outputs.append(flatten(forward(args)))
+                cuda.write_value(stream, done, number)
         host_s = time.perf_counter() - started
         self._held = outputs
         encoder = self.codec.encoder()
