@@ -10,6 +10,7 @@ from adaexplore_mcp.tasks import bundled_solution, get_bundled_task, parse_task
 
 from .exploits import (
     BEFORE_THE_GATE,
+    DONE_WORD_AHEAD_OF_THE_WORK,
     EXPLOITS,
     GPU_EXPLOITS,
     IDENTITY_TASK,
@@ -80,6 +81,24 @@ def test_work_left_on_a_side_stream_gains_little(gpu_judge, code):  # noqa: F811
         assert side.runtime.median_ms >= 0.95 * honest.runtime.median_ms, (
             f"{side.runtime.median_ms} ms on a side stream against "
             f"{honest.runtime.median_ms} ms honestly: {side.message}"
+        )
+
+
+def test_a_done_word_written_ahead_of_the_work_gains_little(gpu_judge):  # noqa: F811
+    """The candidate's process enqueues its own gates and done words, so it can write each done
+    word as soon as its gate opens, ahead of the work, with any number of hardware queues. The
+    judge records a call's end only once the candidate's context yields, so what it can save is
+    the done word's latency after the work, which the calibration takes off every call: the
+    gain a side stream had with one queue (7-8%). Bounded as the side stream is; written
+    2026-11-29 and not yet run on a GPU."""
+    judge, _ = gpu_judge
+    honest = judge.evaluate(TASKS["softmax"], bundled_solution("softmax"))
+    ahead = judge.evaluate(TASKS["softmax"], DONE_WORD_AHEAD_OF_THE_WORK)
+    assert honest.status is Status.CORRECT, honest.message
+    if ahead.status is Status.CORRECT:
+        assert ahead.runtime.median_ms >= 0.95 * honest.runtime.median_ms, (
+            f"{ahead.runtime.median_ms} ms with its done words ahead against "
+            f"{honest.runtime.median_ms} ms honestly: {ahead.message}"
         )
 
 
