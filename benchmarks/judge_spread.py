@@ -2,9 +2,9 @@
 alternated in one run: what a setting does to the spread, apart from the host's drift.
 
     python benchmarks/judge_spread.py --tasks softmax,sum_rows,cumsum --repeats 5 --rounds 2 \\
-        --variant one-queue=sandbox.cuda_connections=1 \\
+        --variant two-queues=sandbox.cuda_connections=2 \\
         --variant default=sandbox.cuda_connections=none \\
-        --variant panel-24=timing.null_panel=24 --out spread.json
+        --variant panel-16=timing.null_panel=16 --out spread.json
 
 Each round starts one judge (four workers, no baselines) per variant, in an order rotated
 round by round, and evaluates every task ``--repeats`` times, one at a time, so that the
