@@ -175,10 +175,10 @@ class SandboxSettings(BaseModel):
         description="CUDA_DEVICE_MAX_CONNECTIONS in the processes that run user code on a GPU: "
         "the hardware queues each new CUDA context gets. Every evaluation makes new contexts, "
         "and with fewer queues they cost less when several are made at once (measured with one "
-        "and four: benchmarks/context_churn.py). Two, not one: with one queue, a kernel that leaves its "
-        "work on a stream it never joins lets the judge see its call end before the work does, "
-        "and gained 7-8% on a 0.07 ms kernel on an H200; with two, four or eight it read 2.12 ms, "
-        "30 times slower. None keeps the driver's default (8).",
+        "and four: benchmarks/context_churn.py). Two, not one: with one queue, a kernel that "
+        "leaves its work on a stream it never joins lets the judge see its call end before the "
+        "work does, and gained 7-8% on a 0.07 ms kernel on an H200; with two, four or eight it "
+        "read 2.12 ms, 30 times slower. None keeps the driver's default (8).",
     )
 
     @field_validator("cuda_connections")
