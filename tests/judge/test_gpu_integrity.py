@@ -74,14 +74,7 @@ def test_work_left_on_a_side_stream_gains_little(gpu_judge, code):  # noqa: F811
     cannot put them beside its own streams. What is left is bounded here and documented
     (docs/integrity.md, "The handoff calibration")."""
     judge, _ = gpu_judge
-    honest = judge.evaluate(TASKS["softmax"], bundled_solution("softmax"))
-    side = judge.evaluate(TASKS["softmax"], code)
-    assert honest.status is Status.CORRECT, honest.message
-    if side.status is Status.CORRECT:
-        assert side.runtime.median_ms >= 0.95 * honest.runtime.median_ms, (
-            f"{side.runtime.median_ms} ms on a side stream against "
-            f"{honest.runtime.median_ms} ms honestly: {side.message}"
-        )
+    assert_gains_little(judge, code, "on a side stream")
 
 
 def test_a_done_word_written_ahead_of_the_work_gains_little(gpu_judge):  # noqa: F811
@@ -92,13 +85,18 @@ def test_a_done_word_written_ahead_of_the_work_gains_little(gpu_judge):  # noqa:
     gain a side stream had with one queue (7-8%). Bounded as the side stream is; written
     2026-11-29 and not yet run on a GPU."""
     judge, _ = gpu_judge
+    assert_gains_little(judge, DONE_WORD_AHEAD_OF_THE_WORK, "with its done words ahead")
+
+
+def assert_gains_little(judge, code: str, how: str) -> None:
+    """``code``, a variant of the softmax solution, is not judged 5% faster than it."""
     honest = judge.evaluate(TASKS["softmax"], bundled_solution("softmax"))
-    ahead = judge.evaluate(TASKS["softmax"], DONE_WORD_AHEAD_OF_THE_WORK)
+    variant = judge.evaluate(TASKS["softmax"], code)
     assert honest.status is Status.CORRECT, honest.message
-    if ahead.status is Status.CORRECT:
-        assert ahead.runtime.median_ms >= 0.95 * honest.runtime.median_ms, (
-            f"{ahead.runtime.median_ms} ms with its done words ahead against "
-            f"{honest.runtime.median_ms} ms honestly: {ahead.message}"
+    if variant.status is Status.CORRECT:
+        assert variant.runtime.median_ms >= 0.95 * honest.runtime.median_ms, (
+            f"{variant.runtime.median_ms} ms {how} against "
+            f"{honest.runtime.median_ms} ms honestly: {variant.message}"
         )
 
 
