@@ -33,27 +33,17 @@ from tests.judge.exploits import (
     DONE_WORD_AHEAD_OF_THE_WORK,
     SIDE_STREAM,
     SIDE_STREAM_BESIDE_ITS_GATES,
-    wrapped,
+    on_a_side_stream,
 )
-
-
-def on_stream(init: str) -> str:
-    """The softmax on ``self.side``, made by ``init``, never joined."""
-    return wrapped(
-        "self.side.wait_stream(torch.cuda.current_stream())\n"
-        "with torch.cuda.stream(self.side):\n    out = honest(x)\nreturn out",
-        init=init,
-    )
-
 
 VARIANTS = {
     "side_stream": SIDE_STREAM,
     "side_stream_beside_its_gates": SIDE_STREAM_BESIDE_ITS_GATES,
     "done_word_ahead": DONE_WORD_AHEAD_OF_THE_WORK,
-    "fourth_stream": on_stream(
+    "fourth_stream": on_a_side_stream(
         "self.sides = [torch.cuda.Stream() for _ in range(4)]\nself.side = self.sides[-1]"
     ),
-    "high_priority_stream": on_stream("self.side = torch.cuda.Stream(priority=-1)"),
+    "high_priority_stream": on_a_side_stream("self.side = torch.cuda.Stream(priority=-1)"),
 }
 
 
