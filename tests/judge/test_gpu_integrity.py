@@ -19,6 +19,7 @@ from .exploits import (
     SIDE_STREAM_BESIDE_ITS_GATES,
     Exploit,
     busy_through_the_calibration,
+    gates_on_its_own_stream,
     padded,
     touching,
     wrapped,
@@ -59,8 +60,8 @@ def test_on_a_gpu_no_call_goes_unprofiled(gpu_judge):  # noqa: F811
 
 @pytest.mark.parametrize(
     "code",
-    [SIDE_STREAM, SIDE_STREAM_BESIDE_ITS_GATES],
-    ids=["side_stream", "side_stream_beside_its_gates"],
+    [SIDE_STREAM, SIDE_STREAM_BESIDE_ITS_GATES, gates_on_its_own_stream(1)],
+    ids=["side_stream", "side_stream_beside_its_gates", "gates_on_its_own_stream"],
 )
 def test_work_left_on_a_side_stream_gains_little(gpu_judge, code):  # noqa: F811
     """Work on a stream forward never joins runs after the done word, so the trusted stream
@@ -70,9 +71,12 @@ def test_work_left_on_a_side_stream_gains_little(gpu_judge, code):  # noqa: F811
     against 0.0691, three evaluations each). With a gate a call and contexts of one hardware
     queue it gained 7-8% (0.0652-0.0668 against 0.0707-0.0723 ms), which is why
     ``sandbox.cuda_connections`` is at least 2; with 2, 4 or 8 queues the kernel read 2.12 ms.
-    The gates go on the default stream whatever stream the kernel made current, so a kernel
-    cannot put them beside its own streams. What is left is bounded here and documented
-    (docs/integrity.md, "The handoff calibration")."""
+    The gates go on the default stream whatever stream the kernel made current (a kernel that
+    leaves its own stream current is rejected anyway, by ``hidden_work``). A process that serves
+    the judge dishonestly can still put its gates on a stream of its own, beside its work: with
+    2 or 8 queues that read 2.12 ms too, with the work on the gates' stream or on the kernel's
+    2nd to 5th or 9th (H200, 2026-11-29, ``benchmarks/stream_gains.py``). What is
+    left is bounded here and documented (docs/integrity.md, "The handoff calibration")."""
     judge, _ = gpu_judge
     assert_gains_little(judge, code, "on a side stream")
 
@@ -82,8 +86,9 @@ def test_a_done_word_written_ahead_of_the_work_gains_little(gpu_judge):  # noqa:
     word as soon as its gate opens, ahead of the work, with any number of hardware queues. The
     judge records a call's end only once the candidate's context yields, so what it can save is
     the done word's latency after the work, which the calibration takes off every call: the
-    gain a side stream had with one queue (7-8%). Bounded as the side stream is; written
-    2026-11-29 and not yet run on a GPU."""
+    gain a side stream had with one queue (7-8%). On an H200 it gained nothing: 0.995 and 1.075
+    of the honest median with 2 queues, 1.047 and 1.002 with 8 (three evaluations each, two
+    runs of ``benchmarks/stream_gains.py``, 2026-11-29)."""
     judge, _ = gpu_judge
     assert_gains_little(judge, DONE_WORD_AHEAD_OF_THE_WORK, "with its done words ahead")
 
