@@ -33,6 +33,7 @@ from tests.judge.exploits import (
     DONE_WORD_AHEAD_OF_THE_WORK,
     SIDE_STREAM,
     SIDE_STREAM_BESIDE_ITS_GATES,
+    gates_on_its_own_stream,
     on_a_side_stream,
 )
 
@@ -44,13 +45,18 @@ VARIANTS = {
         "self.sides = [torch.cuda.Stream() for _ in range(4)]\nself.side = self.sides[-1]"
     ),
     "high_priority_stream": on_a_side_stream("self.side = torch.cuda.Stream(priority=-1)"),
+    # the gates on the kernel's first stream, its work on the n-th after it (0: the same one)
+    **{f"gates_own_{n}": gates_on_its_own_stream(n) for n in (0, 1, 2, 3, 4, 8)},
 }
 
 
-async def one_setting(device: str, connections: str, repeats: int) -> dict[str, list[Any]]:
+async def one_setting(
+    device: str, connections: str, repeats: int, variants: list[str]
+) -> dict[str, list[Any]]:
     task = get_bundled_task("softmax")
-    codes = {"honest": solution("softmax"), **VARIANTS}
+    codes = {"honest": solution("softmax"), **{name: VARIANTS[name] for name in variants}}
     readings: dict[str, list[Any]] = {name: [] for name in codes}
+    messages: dict[str, str] = {}
     home = Path(tempfile.mkdtemp(prefix="stream-gains-"))
     async with judge_for(device, 4, home, sandbox={"cuda_connections": connections}) as judge:
         for _ in range(repeats):
@@ -59,6 +65,10 @@ async def one_setting(device: str, connections: str, repeats: int) -> dict[str, 
                 median = result.runtime.median_ms if result.runtime else None
                 readings[name].append(median if median is not None else result.status.value)
                 print(connections, name, readings[name][-1], flush=True)
+                if median is None:  # why it was not timed is the finding
+                    messages[name] = result.message[:400]
+    for name, message in messages.items():
+        print(f"{connections} {name} not timed: {message}", flush=True)
     return readings
 
 
@@ -86,14 +96,23 @@ def main() -> None:
     parser.add_argument("--device", default="cuda:0")
     parser.add_argument("--connections", default="2,none", help="comma-separated; none: 8")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--variants", default=",".join(VARIANTS), help=f"comma-separated, of: {', '.join(VARIANTS)}"
+    )
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     trusted_judge.TIMEOUT_S = args.timeout
     trusted_judge.BASELINES = False  # candidates only: no speedups, no baselines to compile
+    variants = list(filter(None, args.variants.split(",")))
+    unknown = sorted(set(variants) - set(VARIANTS))
+    if unknown:
+        parser.error(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
     results: dict[str, dict[str, list[Any]]] = {}
     for connections in filter(None, args.connections.split(",")):
-        results[connections] = asyncio.run(one_setting(args.device, connections, args.repeats))
+        results[connections] = asyncio.run(
+            one_setting(args.device, connections, args.repeats, variants)
+        )
         if args.out:  # what is in survives a time limit
             args.out.write_text(json.dumps(results, indent=1))
     for connections, readings in results.items():
