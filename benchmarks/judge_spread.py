@@ -103,18 +103,21 @@ def summarize(variant: str, rounds: list[dict[str, list[dict[str, Any]]]]) -> No
 def calibration_split(rounds: list[dict[str, list[dict[str, Any]]]]) -> dict[str, float] | None:
     """Where the spread comes from: the medians' standard deviation, that of the medians with
     the handoff added back (what the candidates' calls read before calibration) and the
-    handoffs', each centred on its task's mean over all rounds, and the correlation of the last
-    two. A calibration that tracked what the candidates' contexts read would correlate with it
-    and leave the medians' deviation below the uncalibrated one; one that is noise adds to it."""
+    handoffs' (a call's share), each centred on its task's mean over all rounds, and the
+    correlation of the last two. A calibration that tracked what the candidates' contexts read
+    would correlate with it and leave the medians' deviation below the uncalibrated one; one
+    that is noise adds to it."""
     columns: dict[str, list[float]] = {"medians": [], "uncalibrated": [], "handoffs": []}
     for name in rounds[0]:
         runs = [r for one in rounds for r in one[name] if r["median_ms"] and r["timing"]]
         if len(runs) < 2:
             continue
+        # a call's share of the handoff: one a gate, taken off all its calls
+        handoffs = [r["timing"]["handoff_ms"] / r["timing"].get("calls_per_gate", 1) for r in runs]
         values = {
             "medians": [r["median_ms"] for r in runs],
-            "uncalibrated": [r["median_ms"] + r["timing"]["handoff_ms"] for r in runs],
-            "handoffs": [r["timing"]["handoff_ms"] for r in runs],
+            "uncalibrated": [r["median_ms"] + h for r, h in zip(runs, handoffs, strict=True)],
+            "handoffs": handoffs,
         }
         for column, ms in values.items():
             middle = statistics.fmean(ms)

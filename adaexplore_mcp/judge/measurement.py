@@ -90,6 +90,11 @@ class TimingDetail(BaseModel):
 
     method: str = "gated-calls-v4"
     calls_per_span: int = Field(description="Calls of forward inside one timed span.")
+    calls_per_gate: int = Field(
+        default=1,
+        description="Calls of forward behind one gate, sharing its handoff (the fewest of any "
+        "counted span; ``timing.calls_per_gate``).",
+    )
     spans: int
     handoff_ms: float = Field(
         description="The GPU's handoff between the judge's and the candidate's processes, "

@@ -46,6 +46,16 @@ class TimingSettings(BaseModel):
         "1,800 operations and the candidate's 768: their hosts blocked on full queues, and an "
         "honest kernel was taken for one that waits on the GPU.",
     )
+    calls_per_gate: int = Field(
+        default=1,
+        ge=1,
+        le=32,
+        description="Calls of forward behind one gate, sharing one handoff: the handoff's "
+        "movement between evaluations is then spread over this many calls. Applied to spans "
+        "whose calls it divides and whose calls return memory of their own; the calls after a "
+        "gate's first start on the L2 their predecessor left and can see the following calls' "
+        "inputs (trusted/gate_groups.py). An experiment: 1 keeps a gate a call.",
+    )
     memory_budget_mb: int | None = Field(
         default=None,
         ge=64,

@@ -63,7 +63,7 @@ class RayJudge:
         self.address = address
         self.judge_settings = judge
         self.settings = settings
-        self._baselines = BaselineCache(store)
+        self._baselines = BaselineCache(store, calls_per_gate=judge.timing.calls_per_gate)
         self._roster = ActorRoster(settings)
         self._starting = asyncio.Lock()
         self._connected_here = False

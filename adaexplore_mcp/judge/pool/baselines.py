@@ -51,6 +51,7 @@ def baseline_key(
     triton: str,
     precision: Precision = Precision.STRICT,
     ops: Ops = Ops.TRITON,
+    calls_per_gate: int = 1,
 ) -> str:
     # The policies are part of the key: tf32 baselines are timed with TF32 on, and results
     # under different policies are never mixed (strict and legacy time the same way but stay
@@ -60,6 +61,8 @@ def baseline_key(
         parts += (f"precision={precision.value}",)
     if ops is not Ops.TRITON:  # and triton keys those cached before the operator policy
         parts += (f"ops={ops.value}",)
+    if calls_per_gate != 1:  # a clock of its own (``timing.calls_per_gate``)
+        parts += (f"calls_per_gate={calls_per_gate}",)
     return "|".join(parts)
 
 
@@ -67,8 +70,11 @@ class BaselineCache:
     """Looks baselines up in the store; measures each missing one once, however many
     evaluations ask for it at the same time."""
 
-    def __init__(self, store: Store | None) -> None:
+    def __init__(self, store: Store | None, *, calls_per_gate: int = 1) -> None:
+        """``calls_per_gate``: the judge's ``timing.calls_per_gate``, which its baselines are
+        timed with and keyed by."""
         self._store = store
+        self._calls_per_gate = calls_per_gate
         self._memory: dict[str, Baseline] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -83,7 +89,7 @@ class BaselineCache:
         precision: Precision = Precision.STRICT,
         ops: Ops = Ops.TRITON,
     ) -> Baseline:
-        key = baseline_key(task, device_name, torch, triton, precision, ops)
+        key = baseline_key(task, device_name, torch, triton, precision, ops, self._calls_per_gate)
         async with self._locks.setdefault(key, asyncio.Lock()):
             cached = self._lookup(key)
             if cached is not None:

@@ -55,7 +55,7 @@ class LocalJudge:
         self.home = Path(home)
         self._lanes: list[Lane] = []
         self._starting = asyncio.Lock()
-        self._baselines = BaselineCache(store)
+        self._baselines = BaselineCache(store, calls_per_gate=settings.timing.calls_per_gate)
         self.probe: ProbeReport | None = None
 
     async def __aenter__(self) -> LocalJudge:

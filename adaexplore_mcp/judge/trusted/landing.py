@@ -70,6 +70,15 @@ class Landing:
             landed.target.copy_(landed.shared.storage)
 
     @staticmethod
+    def extents(outputs: list[Any]) -> list[tuple[int, int]]:
+        """The device memory one call's placed outputs live in, as (start, end) addresses."""
+        return [
+            (landed.shared.storage.data_ptr(), landed.shared.storage.data_ptr() + nbytes)
+            for landed in _leaves(outputs)
+            if (nbytes := landed.shared.storage.numel())
+        ]
+
+    @staticmethod
     def tensors(outputs: list[Any]) -> list[Any]:
         """One call's outputs as tensors of their own, made from what was copied (after the
         span, on the stream that copied them)."""

@@ -28,10 +28,10 @@ class NullOffset:
 
 @dataclass
 class Handoff:
-    """The calibration span: the null subject's gated time a call, and its inputs' copies and
+    """The calibration span: the null subject's gated time a gate, and its inputs' copies and
     flushes."""
 
-    gated_ms: float  # a call's, the median of the span's
+    gated_ms: float  # a gate's (its calls'), the median of the span's
     fill_ms: float  # every call's copy and flush together
     held_ms: float = 0.0  # GPU time other contexts took while the null subject armed
     # where a new context's handoff reads against the null subject's (``trusted.null_panel``)
@@ -39,13 +39,13 @@ class Handoff:
 
     @property
     def handoff_ms(self) -> float:
-        """The handoff taken off every call: the null subject's, moved to a new context's."""
+        """The handoff taken off every gate: the null subject's, moved to a new context's."""
         return self.gated_ms + self.offset_ms
 
 
 @dataclass
 class SpanResult:
-    gated_ms: list[float]  # a call's: from its gate's opening to its done word
+    gated_ms: list[float]  # a gate's: from its opening to its last call's done word
     fill_ms: float  # the calls' input copies and flushes, every gate closed
     handoff: Handoff
     host_s: float
@@ -62,6 +62,7 @@ class SpanResult:
     # could have been left to the next (a subject that armed late, or outputs too large for
     # the memory set aside)
     outputs_late: bool = False
+    calls_per_gate: int = 1  # ``trusted.gate_groups``
 
     @property
     def handoff_ms(self) -> float:
@@ -89,13 +90,14 @@ class SpanResult:
         about a handoff (0.3-1.5 ms in a third of evaluations on an H200); planned on with it, a
         0.07 ms kernel's spans had 2-3 calls instead of 13, and the excess of every span was
         shared by fewer calls."""
-        return self._own_total_ms() / len(self.gated_ms) if self.gated_ms else 0.0
+        calls = len(self.gated_ms) * self.calls_per_gate
+        return self._own_total_ms() / calls if calls else 0.0
 
     def per_call_ms(self, calls: int) -> float:
-        """The calls' mean: each call's gated time less the handoff (at least zero), plus the
+        """The calls' mean: each gate's gated time less the handoff (at least zero), plus the
         charged excess, over the calls."""
         return (self._own_total_ms() + self.charged_excess_ms) / calls
 
     def _own_total_ms(self) -> float:
-        """Every call's gated time less the handoff, at least zero, summed."""
+        """Every gate's gated time less the handoff, at least zero, summed."""
         return sum(max(gated - self.handoff_ms, 0.0) for gated in self.gated_ms)

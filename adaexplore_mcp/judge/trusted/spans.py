@@ -38,6 +38,7 @@ class SpanMeasurement:
     settled_ms: list[float] = field(default_factory=list)
     host_ms: list[float] = field(default_factory=list)
     calls_per_span: int = 1
+    calls_per_gate: int = 1  # the counted spans' fewest
     synchronizing: bool = False
 
     @property
@@ -59,6 +60,8 @@ def plan_calls(
     by_memory = max(1, budget // max(call_bytes, 1))
     by_time = math.ceil(settings.span_ms / per_call_ms)
     calls = max(1, min(by_memory, by_time, settings.max_calls_per_span, settings.max_runs))
+    if calls >= settings.calls_per_gate:  # whole gates (``trusted.gate_groups``)
+        calls -= calls % settings.calls_per_gate
     spans = math.ceil(settings.target_ms / (calls * per_call_ms))
     spans = max(spans, settings.min_spans, math.ceil(settings.min_runs / calls))
     spans = min(spans, settings.max_spans, max(settings.min_spans, settings.max_runs // calls))
@@ -111,6 +114,12 @@ def run_spans(
             calls = measurement.calls_per_span = 1
             continue
         measurement.per_call_ms.append(result.per_call_ms(calls))
+        first_counted = measurement.spans == 1
+        measurement.calls_per_gate = (
+            result.calls_per_gate
+            if first_counted
+            else min(measurement.calls_per_gate, result.calls_per_gate)
+        )
         measurement.handoff_ms.append(result.handoff_ms)
         measurement.fill_excess_ms.append(result.fill_excess_ms)
         measurement.held_excess_ms.append(result.held_excess_ms)

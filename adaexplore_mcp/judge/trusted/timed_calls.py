@@ -135,6 +135,7 @@ def detail(
         triton_share = sum(k.us for k in profile.kernels if k.triton) / total if total else None
     return TimingDetail(
         calls_per_span=measurement.calls_per_span,
+        calls_per_gate=measurement.calls_per_gate,
         spans=measurement.spans,
         handoff_ms=statistics.median(measurement.handoff_ms),
         null_offset_ms=null_offset.ms if null_offset else None,

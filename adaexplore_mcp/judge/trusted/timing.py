@@ -61,6 +61,7 @@ import torch
 
 from adaexplore_mcp.judge.sandbox.limits import groups_stopped
 from adaexplore_mcp.judge.settings import TimingSettings
+from adaexplore_mcp.judge.trusted.gate_groups import gate_groups
 from adaexplore_mcp.judge.trusted.gpu import Gpu
 from adaexplore_mcp.judge.trusted.landing import Landing
 from adaexplore_mcp.judge.trusted.link import Link, SubjectLost
@@ -118,11 +119,11 @@ def wait_or_unblock(
 
 @dataclass
 class _Marks:
-    """A span's events on this process's stream: per call, before its copy (``filling``), at
-    its gate's opening (``opened``) and once its done word came (``ended``); around the copy
-    of the last call's outputs (``tail``)."""
+    """A span's events on this process's stream: per gate, before its calls' copy
+    (``filling``), at its opening (``opened``) and once its last call's done word came
+    (``ended``); around the copy of the last calls' outputs (``tail``)."""
 
-    calls: int
+    calls: int  # gates, one per call unless calls share one (``trusted.gate_groups``)
     filling: list[torch.cuda.Event] = field(init=False)
     opened: list[torch.cuda.Event] = field(init=False)
     ended: list[torch.cuda.Event] = field(init=False)
@@ -191,7 +192,6 @@ class SpanTimer:
             value=first,
             compiled=self.compiled,
         )
-        marks = _Marks(len(calls))
         taken = torch.cuda.Event()
         self._landing.reserve(len(calls), self.gpu.device)  # nothing allocates in the hold
         with self.gpu.hold.held():  # the GPU stays ours until the span is enqueued behind it
@@ -203,9 +203,11 @@ class SpanTimer:
             # the outputs checked and mapped now: nothing may wait in the span
             views = self._views(armed, len(calls)) if armed is not None else None
             placed = self._landing.place(views) if views is not None else None
+            groups = gate_groups(len(calls), self.settings.calls_per_gate, placed)
+            marks = _Marks(len(groups))
             self.gpu.stream.wait_stream(torch.cuda.current_stream())  # the staged inputs
             with torch.cuda.stream(self.gpu.stream):
-                self._enqueue(marks, ranges, words, first, placed)
+                self._enqueue(marks, ranges, groups, words, first, placed)
         with torch.cuda.stream(self.gpu.stream):
             synchronizing = armed is None
             if armed is None:  # forward waits on the GPU: its answer comes once a gate is open
@@ -224,7 +226,7 @@ class SpanTimer:
         with self._stopped():  # no process of the job launches anything meanwhile
             settled_ms = self._settle()
             modified = self.inputs.modified(ranges[-1][1] if ranges else 0)
-            handoff = self._handoff(ranges, first, placed)  # before the subject lets go
+            handoff = self._handoff(ranges, groups, first, placed)  # before the subject lets go
         self.subject.ask(ReleaseRequest(), expect=OkAnswer)
         self.synchronizing |= synchronizing
         return SpanResult(
@@ -240,6 +242,7 @@ class SpanTimer:
             held_ms=held_ms,
             fill_allowance_ms=self.settings.fill_allowance_ms,
             settled_ms=settled_ms,
+            calls_per_gate=len(groups[0]) if groups else 1,
         )
 
     def warm(self, sets: list[list[Any]]) -> None:
@@ -257,39 +260,43 @@ class SpanTimer:
         self,
         marks: _Marks,
         ranges: list[tuple[int, int]],
+        groups: list[range],
         words: int,
         first: int,
         placed: list[list[Any]] | None = None,
         *,
         calibrating: bool = False,
     ) -> None:
-        """A span on this process's stream, call by call: the call's inputs go in and L2 is
-        flushed (timed from ``filling`` to ``opened``), its gate opens, and its clock stops once
-        the subject has written its done word; its outputs (``placed``, when known) are copied
-        at the start of the next call's copy window. The next call's inputs do not exist
-        before then, and no call's outputs may be left for the next call's launch to fill.
-        ``calibrating``: the null subject's span, whose copies of the inputs go into its own
-        memory."""
+        """A span on this process's stream, gate by gate (a call each, or the calls of a
+        group: ``trusted.gate_groups``): the calls' inputs go in and L2 is flushed (timed from
+        ``filling`` to ``opened``), the gate opens to its last call's number, and its clock
+        stops once the subject has written that number to its done word; the calls' outputs
+        (``placed``, when known) are copied at the start of the next gate's copy window. The
+        next gate's inputs do not exist before then, and no call's outputs may be left for the
+        next gate's calls to fill. ``calibrating``: the null subject's span, whose copies of
+        the inputs go into its own memory."""
         stream = self.gpu.stream.cuda_stream
-        for index, (start, end) in enumerate(ranges):
+        for index, group in enumerate(groups):
             marks.filling[index].record()
             if placed is not None and index:
-                # the previous call's outputs, timed with this call's copy: GPU time the
+                # the previous gate's outputs, timed with this gate's copy: GPU time the
                 # subject's context takes meanwhile shows as copy excess. L2 is flushed first,
                 # as in the calibration, where the outputs were not just written
                 self.gpu.flush()
-                Landing.copy(placed[index - 1])
-            self.inputs.fill(start, end, calibrating=calibrating)
+                for call in groups[index - 1]:
+                    Landing.copy(placed[call])
+            self.inputs.fill(ranges[group[0]][0], ranges[group[-1]][1], calibrating=calibrating)
             self.gpu.flush()
             marks.opened[index].record()
-            cuda.write_value(stream, words, first + index)
-            cuda.wait_value(stream, words + 4, first + index)
+            cuda.write_value(stream, words, first + group[-1])
+            cuda.wait_value(stream, words + 4, first + group[-1])
             marks.ended[index].record()
         marks.tail[0].record()
-        if placed is not None and ranges:
+        if placed is not None and groups:
             # timed like the others: the last call's own work may still be running here
             self.gpu.flush()
-            Landing.copy(placed[-1])
+            for call in groups[-1]:
+                Landing.copy(placed[call])
         marks.tail[1].record()
 
     def _armed(
@@ -341,20 +348,24 @@ class SpanTimer:
         )
 
     def _handoff(
-        self, ranges: list[tuple[int, int]], first: int, placed: list[list[Any]] | None
+        self,
+        ranges: list[tuple[int, int]],
+        groups: list[range],
+        first: int,
+        placed: list[list[Any]] | None,
     ) -> Handoff:
         """The same T-side work as a span, with the null subject doing one tiny kernel a call:
-        the same copies of the inputs, and of the subject's outputs (``placed``) where the
-        span copied them call by call."""
+        the same gates, the same copies of the inputs, and of the subject's outputs
+        (``placed``) where the span copied them gate by gate."""
         gate, words = gate_words(self.calibrator)
-        marks = _Marks(len(ranges))
+        marks = _Marks(len(groups))
         with self.gpu.hold.held():
             self.calibrator.send(
                 ArmRequest(variant="null", calls=[[] for _ in ranges], gate=gate, value=first)
             )
             armed = self._armed(self.calibrator)
             with torch.cuda.stream(self.gpu.stream):
-                self._enqueue(marks, ranges, words, first, placed, calibrating=True)
+                self._enqueue(marks, ranges, groups, words, first, placed, calibrating=True)
         if armed is None and self._armed(self.calibrator, patience_s=SPAN_DEADLINE_S) is None:
             raise SubjectLost(self.calibrator.role, "did not arm its span")
         if ranges:
