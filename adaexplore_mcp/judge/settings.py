@@ -50,11 +50,12 @@ class TimingSettings(BaseModel):
         default=1,
         ge=1,
         le=32,
-        description="Calls of forward behind one gate, sharing one handoff: the handoff's "
-        "movement between evaluations is then spread over this many calls. Applied to spans "
-        "whose calls it divides and whose calls return memory of their own; the calls after a "
-        "gate's first start on the L2 their predecessor left and can see the following calls' "
-        "inputs (trusted/gate_groups.py). An experiment: 1 keeps a gate a call.",
+        description="Calls of forward behind one gate, sharing one handoff, for spans whose "
+        "calls it divides and whose calls return memory of their own (trusted/gate_groups.py). "
+        "For measuring the clock, not for judging: with 4 on an H200 the medians moved 0.24 "
+        "µs a call between evaluations instead of 0.58, but read 3-13% faster, the calls after "
+        "a gate's first starting on the L2 their predecessor left; and a process served "
+        "dishonestly could batch a gate's calls, whose inputs it sees before the first.",
     )
     memory_budget_mb: int | None = Field(
         default=None,
