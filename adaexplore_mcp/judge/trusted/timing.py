@@ -123,7 +123,7 @@ class _Marks:
     (``filling``), at its opening (``opened``) and once its last call's done word came
     (``ended``); around the copy of the last calls' outputs (``tail``)."""
 
-    calls: int  # gates, one per call unless calls share one (``trusted.gate_groups``)
+    gates: int  # one a call unless calls share one (``trusted.gate_groups``)
     filling: list[torch.cuda.Event] = field(init=False)
     opened: list[torch.cuda.Event] = field(init=False)
     ended: list[torch.cuda.Event] = field(init=False)
@@ -134,9 +134,9 @@ class _Marks:
             return [torch.cuda.Event(enable_timing=True) for _ in range(count)]
 
         self.filling, self.opened, self.ended = (
-            events(self.calls),
-            events(self.calls),
-            events(self.calls),
+            events(self.gates),
+            events(self.gates),
+            events(self.gates),
         )
         self.tail = events(2)
 
@@ -145,7 +145,7 @@ class _Marks:
 
     def fill_ms(self) -> float:
         fills = sum(a.elapsed_time(b) for a, b in zip(self.filling, self.opened, strict=True))
-        return fills + (self.tail[0].elapsed_time(self.tail[1]) if self.calls else 0.0)
+        return fills + (self.tail[0].elapsed_time(self.tail[1]) if self.gates else 0.0)
 
 
 class SpanTimer:
