@@ -181,7 +181,7 @@ class _Supervisor:
                 if process.role in ("candidate", "task"):
                     _reap(process, wait_s=_EXIT_WAIT_S if self._lost(process.role) else 0.0)
         else:
-            _reap(trusted, wait_s=0.0)
+            _reap_trusted(trusted, end)
         return ChildOutcome(
             end=end,  # type: ignore[arg-type]
             report=self.report if end == "reported" else None,
@@ -326,6 +326,13 @@ class _Supervisor:
         if process.role == "candidate" and tail.total > self.limit and not self.flooded:
             self.flooded = True  # the trusted process sees the candidate's process end
             limits.kill_group(process.pid)
+
+
+def _reap_trusted(trusted: Forked, end: str) -> None:
+    """The trusted process of a job that ended without its report. Crashed (its report's pipe
+    closed), it is on its way out: how it ends is the only clue the caller gets, and taken at
+    once it was not there yet ("crashed (signal None, exit code None)")."""
+    _reap(trusted, wait_s=_EXIT_WAIT_S if end == "crashed" else 0.0)
 
 
 def _reap(process: Forked, *, wait_s: float) -> None:

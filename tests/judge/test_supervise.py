@@ -1,0 +1,39 @@
+"""What the worker tells the caller about a job's trusted process that ended without its
+report."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from adaexplore_mcp.judge.worker.processes import Forked
+from adaexplore_mcp.judge.worker.supervise import _exit, _reap_trusted
+
+
+def _dies_soon(after_s: float) -> Forked:
+    """A child that ends by SIGTERM ``after_s`` from now, as a trusted process whose report's
+    pipe has just closed does a moment later."""
+    pid = os.fork()
+    if pid == 0:  # the child: nothing of pytest's runs here
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        time.sleep(after_s)
+        os.kill(os.getpid(), signal.SIGTERM)
+        os._exit(0)
+    return Forked(role="trusted", pid=pid, output_fd=-1)
+
+
+def test_a_crashed_trusted_process_is_given_time_to_say_how_it_ended():
+    trusted = _dies_soon(0.2)
+    _reap_trusted(trusted, "crashed")
+    assert _exit(trusted).signal == "SIGTERM"
+
+
+def test_a_trusted_process_still_at_work_is_not_waited_for():
+    """Timed out or cancelled, it is killed with the job: no reason to wait for it here."""
+    trusted = _dies_soon(5.0)
+    started = time.monotonic()
+    _reap_trusted(trusted, "timeout")
+    assert time.monotonic() - started < 1.0 and trusted.status is None
+    os.kill(trusted.pid, signal.SIGKILL)
+    os.waitpid(trusted.pid, 0)
