@@ -1,15 +1,17 @@
-"""What a kernel gains by where it puts its work and its done words, per number of hardware
-queues its context gets (``sandbox.cuda_connections``): the bundled softmax judged honestly and
-as the exploits of ``tests/judge/exploits.py`` that move its work off the gate's stream or its
-done word ahead of the work, alternated.
+"""What a kernel gains by where it puts its work, its gates and its done words, per number of
+hardware queues its context gets (``sandbox.cuda_connections``): the bundled softmax judged
+honestly and as the exploits of ``tests/judge/exploits.py`` that move its work off the gate's
+stream, its gates onto a stream of its own (``gates_own_N``: its work N streams after them) or
+its done word ahead of the work, alternated.
 
     python benchmarks/stream_gains.py --connections 2,none --repeats 3 --out gains.json
+    python benchmarks/stream_gains.py --connections 2 --variants gates_own_1,done_word_ahead
 
 For each setting it starts one judge (four workers, no baselines) and evaluates, ``--repeats``
 times in turn, the honest kernel and every variant. It prints each variant's median and its
-ratio to the honest median: below 1 is a gain the judge let through
-(``test_work_left_on_a_side_stream_gains_little`` allows 0.95). Run from the repository's root,
-which holds ``tests``.
+ratio to the honest median (below 1 is a gain the judge let through;
+``test_work_left_on_a_side_stream_gains_little`` allows 0.95), and why a variant was not
+timed. Run from the repository's root, which holds ``tests``.
 """
 
 from __future__ import annotations
