@@ -64,6 +64,9 @@ async def one_round(
 
 def summarize(variant: str, rounds: list[dict[str, list[dict[str, Any]]]]) -> None:
     print(f"== {variant}")
+    if not rounds:  # the run ended before this variant's first round did
+        print("no round finished")
+        return
     within = 0
     names = list(rounds[0])
     for name in names:
@@ -87,6 +90,14 @@ def summarize(variant: str, rounds: list[dict[str, list[dict[str, Any]]]]) -> No
             "sd a call, µs, centred per task: medians {medians:.2f}, medians before calibration "
             "{uncalibrated:.2f}, handoffs {handoffs:.2f}; r(before, handoff) {r:+.2f}".format(
                 **split
+            )
+        )
+    alternatives = handoff_alternatives(rounds)
+    if alternatives:
+        print(
+            "sd of the medians had the handoff been, instead of each span's, the mean of the "
+            "round's other evaluations {constant:.2f}, of the worker's others {worker:.2f}".format(
+                **alternatives
             )
         )
     for index, runs in enumerate(rounds):
@@ -130,6 +141,49 @@ def calibration_split(rounds: list[dict[str, list[dict[str, Any]]]]) -> dict[str
     except statistics.StatisticsError:  # a constant column
         r = float("nan")
     return split | {"r": r}
+
+
+def handoff_alternatives(
+    rounds: list[dict[str, list[dict[str, Any]]]],
+) -> dict[str, float] | None:
+    """The medians' standard deviation (µs a call, centred per task) had each evaluation's
+    handoff been replaced by the mean of the others' in its round (``constant``), or of its
+    worker's others in its round (``worker``; a worker told by its panel's reading): what a
+    calibration made once, for the GPU or for a worker, instead of next to every span would
+    have left, estimated from the same evaluations."""
+    per_task: dict[str, dict[str, list[float]]] = {"constant": {}, "worker": {}}
+    for runs in rounds:
+        timed = [
+            (name, r) for name, rows in runs.items() for r in rows if r["median_ms"] and r["timing"]
+        ]
+        for name, r in timed:
+            share = r["timing"]["handoff_ms"] / r["timing"].get("calls_per_gate", 1)
+            before = r["median_ms"] + share
+            others = [other for _, other in timed if other is not r]
+            workers = [other for other in others if _worker(other) == _worker(r)]
+            for column, pool in (("constant", others), ("worker", workers)):
+                if pool:
+                    mean = statistics.fmean(
+                        o["timing"]["handoff_ms"] / o["timing"].get("calls_per_gate", 1)
+                        for o in pool
+                    )
+                    per_task[column].setdefault(name, []).append(before - mean)
+    sds = {}
+    for column, tasks in per_task.items():
+        centred = [
+            (value - statistics.fmean(values)) * 1e3
+            for values in tasks.values()
+            if len(values) > 1
+            for value in values
+        ]
+        if len(centred) < 3:
+            return None
+        sds[column] = statistics.pstdev(centred)
+    return sds
+
+
+def _worker(r: dict[str, Any]) -> tuple[Any, Any]:
+    return (r["timing"].get("null_offset_ms"), r["timing"].get("context_scatter_ms"))
 
 
 def main() -> None:
