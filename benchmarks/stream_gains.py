@@ -10,8 +10,9 @@ its done word ahead of the work, alternated.
 For each setting it starts one judge (four workers, no baselines) and evaluates, ``--repeats``
 times in turn, the honest kernel and every variant. It prints each variant's median and its
 ratio to the honest median (below 1 is a gain the judge let through;
-``test_work_left_on_a_side_stream_gains_little`` allows 0.95), and why a variant was not
-timed. Run from the repository's root, which holds ``tests``.
+``test_work_left_on_a_side_stream_gains_little`` allows 0.95; ``joined_side_stream`` is honest
+and should read 1), and why a variant was not timed. Run from the repository's root, which
+holds ``tests``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from tests.judge.exploits import (
     SIDE_STREAM_BESIDE_ITS_GATES,
     gates_on_its_own_stream,
     on_a_side_stream,
+    wrapped,
 )
 
 VARIANTS = {
@@ -47,6 +49,13 @@ VARIANTS = {
         "self.sides = [torch.cuda.Stream() for _ in range(4)]\nself.side = self.sides[-1]"
     ),
     "high_priority_stream": on_a_side_stream("self.side = torch.cuda.Stream(priority=-1)"),
+    # honest: its work on a stream of its own, joined back before forward returns
+    "joined_side_stream": wrapped(
+        "self.side.wait_stream(torch.cuda.current_stream())\n"
+        "with torch.cuda.stream(self.side):\n    out = honest(x)\n"
+        "torch.cuda.current_stream().wait_stream(self.side)\nreturn out",
+        init="self.side = torch.cuda.Stream()",
+    ),
     # the gates on the kernel's first stream, its work on the n-th after it (0: the same one)
     **{f"gates_own_{n}": gates_on_its_own_stream(n) for n in (0, 1, 2, 3, 4, 8)},
 }
