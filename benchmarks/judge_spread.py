@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import trusted_judge
-from trusted_judge import judge_for, row, solution, spread, worker_bias
+from trusted_judge import judge_for, row, solution, spread, worker_bias, worker_of
 
 from adaexplore_mcp.tasks import get_bundled_task
 
@@ -123,8 +123,7 @@ def calibration_split(rounds: list[dict[str, list[dict[str, Any]]]]) -> dict[str
         runs = [r for one in rounds for r in one[name] if r["median_ms"] and r["timing"]]
         if len(runs) < 2:
             continue
-        # a call's share of the handoff: one a gate, taken off all its calls
-        handoffs = [r["timing"]["handoff_ms"] / r["timing"].get("calls_per_gate", 1) for r in runs]
+        handoffs = [handoff_share(r) for r in runs]
         values = {
             "medians": [r["median_ms"] for r in runs],
             "uncalibrated": [r["median_ms"] + h for r, h in zip(runs, handoffs, strict=True)],
@@ -157,16 +156,12 @@ def handoff_alternatives(
             (name, r) for name, rows in runs.items() for r in rows if r["median_ms"] and r["timing"]
         ]
         for name, r in timed:
-            share = r["timing"]["handoff_ms"] / r["timing"].get("calls_per_gate", 1)
-            before = r["median_ms"] + share
+            before = r["median_ms"] + handoff_share(r)
             others = [other for _, other in timed if other is not r]
-            workers = [other for other in others if _worker(other) == _worker(r)]
+            workers = [other for other in others if worker_of(other) == worker_of(r)]
             for column, pool in (("constant", others), ("worker", workers)):
                 if pool:
-                    mean = statistics.fmean(
-                        o["timing"]["handoff_ms"] / o["timing"].get("calls_per_gate", 1)
-                        for o in pool
-                    )
+                    mean = statistics.fmean(handoff_share(other) for other in pool)
                     per_task[column].setdefault(name, []).append(before - mean)
     sds = {}
     for column, tasks in per_task.items():
@@ -182,8 +177,9 @@ def handoff_alternatives(
     return sds
 
 
-def _worker(r: dict[str, Any]) -> tuple[Any, Any]:
-    return (r["timing"].get("null_offset_ms"), r["timing"].get("context_scatter_ms"))
+def handoff_share(r: dict[str, Any]) -> float:
+    """A call's share of an evaluation's handoff: one a gate, taken off all its calls."""
+    return r["timing"]["handoff_ms"] / r["timing"].get("calls_per_gate", 1)
 
 
 def main() -> None:

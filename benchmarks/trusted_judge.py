@@ -497,6 +497,12 @@ def summarize_fidelity(out: dict) -> None:
         )
 
 
+def worker_of(r: dict) -> tuple[Any, Any]:
+    """The worker an evaluation ran on, told by its null panel's reading (made once, when the
+    worker starts); (None, None) without a panel."""
+    return (r["timing"].get("null_offset_ms"), r["timing"].get("context_scatter_ms"))
+
+
 def worker_bias(out: dict) -> list[tuple[float, int]]:
     """Per worker, the mean of its evaluations' medians less their task's median, in µs a call,
     and how many evaluations: how far each worker's calibration sits from the others'. A
@@ -509,7 +515,7 @@ def worker_bias(out: dict) -> list[tuple[float, int]]:
             continue
         middle = statistics.median(r["median_ms"] for r in runs)
         for r in runs:
-            panel = (r["timing"].get("null_offset_ms"), r["timing"].get("context_scatter_ms"))
+            panel = worker_of(r)
             if None not in panel:
                 deviations.setdefault(panel, []).append((r["median_ms"] - middle) * 1e3)
     return [(statistics.fmean(d), len(d)) for d in deviations.values()]
