@@ -15,9 +15,11 @@ from adaexplore_mcp.judge.settings import TimingSettings
 from adaexplore_mcp.judge.trusted import timing
 from adaexplore_mcp.judge.trusted.gate_groups import gate_groups
 from adaexplore_mcp.judge.trusted.landing import Landed, Landing
-from adaexplore_mcp.judge.trusted.span_result import Handoff, SpanResult
+from adaexplore_mcp.judge.trusted.span_result import Handoff
 from adaexplore_mcp.judge.trusted.spans import plan_calls
 from adaexplore_mcp.tasks import get_bundled_task
+
+from .test_wire import span
 
 
 def landed(storage: torch.Tensor) -> Landed:
@@ -135,17 +137,7 @@ def test_a_gate_opens_for_its_whole_group_once_its_inputs_exist(monkeypatch):
 def test_a_gate_takes_one_handoff_off_all_its_calls():
     """Two gates of four calls, 0.37 ms each, less a handoff of 0.09 ms a gate: 0.07 ms a call."""
     handoff = Handoff(gated_ms=0.09, fill_ms=1.0)
-    grouped = SpanResult(
-        gated_ms=[0.37, 0.37],
-        fill_ms=1.0,
-        handoff=handoff,
-        host_s=0.0,
-        outputs=[],
-        synchronizing=False,
-        signals=None,  # type: ignore[arg-type]
-        inputs_modified=False,
-        calls_per_gate=4,
-    )
+    grouped = span(gated_ms=[0.37, 0.37], fill_ms=1.0, handoff=handoff, calls_per_gate=4)
     assert grouped.own_ms() == pytest.approx(0.07)
     assert grouped.per_call_ms(8) == pytest.approx(0.07)
 

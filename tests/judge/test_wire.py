@@ -134,6 +134,7 @@ def span(
     handoff: Handoff,
     fill_allowance_ms: float = 0.0,
     held_ms: float = 0.0,
+    calls_per_gate: int = 1,
 ) -> SpanResult:
     return SpanResult(
         gated_ms=gated_ms,
@@ -146,6 +147,7 @@ def span(
         inputs_modified=False,
         held_ms=held_ms,
         fill_allowance_ms=fill_allowance_ms,
+        calls_per_gate=calls_per_gate,
     )
 
 
