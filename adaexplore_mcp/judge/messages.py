@@ -50,6 +50,22 @@ def correct(
     return text
 
 
+def beyond_its_kernels(median_ms: float, profiled_ms: float | None) -> str:
+    """A note where the clock read far more than the GPU kernels of the profiled call took
+    (``TimingDetail.profiled_ms``, the candidate's own report: this only explains, it changes
+    no figure). On an H200 an honest softmax whose work ran on a stream of its own, joined back
+    before forward returned, read 2.12 ms a call against 0.07 ms on the current stream, about
+    a GPU time slice more."""
+    if profiled_ms is None or median_ms - profiled_ms < 1.0 or median_ms < 3 * profiled_ms:
+        return ""
+    return (
+        f" Its calls took {median_ms:.3g} ms under the judge's clock against {profiled_ms:.3g} ms "
+        "of GPU kernels in its profiled call. Work on a CUDA stream other than the current "
+        "one, joined back or not, costs about a GPU time slice (~2 ms) a call there "
+        "(docs/integrity.md, 'The clock'): launch on the current stream."
+    )
+
+
 def with_speedups(text: str, speedup_eager: float | None, speedup_compile: float | None) -> str:
     parts = []
     if speedup_eager is not None:

@@ -142,3 +142,15 @@ def test_the_verdict_says_how_much_a_new_context_alone_moves_a_short_kernel():
     assert "differ by about 1.0% from the GPU's handoff to each new process alone" in short
     assert "differ by" not in _verdict_text(5.0, 0.0007)
     assert "differ by" not in _verdict_text(0.070, None)
+
+
+def test_the_verdict_says_when_the_clock_read_far_beyond_the_kernels():
+    """An honest kernel joined back from a stream of its own read 2.12 ms a call against its
+    0.07 ms of kernels (H200): the verdict says why and what to do; a clock that read what the
+    kernels took, or a kernel whose kernels went unprofiled, gets no such note."""
+    note = messages.beyond_its_kernels(2.12, 0.068)
+    assert "2.12 ms under the judge's clock against 0.068 ms" in note
+    assert "launch on the current stream" in note
+    assert messages.beyond_its_kernels(0.0715, 0.068) == ""
+    assert messages.beyond_its_kernels(1.5, 1.2) == ""  # within 3x: not the stream's slice
+    assert messages.beyond_its_kernels(2.12, None) == ""

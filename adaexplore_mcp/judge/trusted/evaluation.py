@@ -136,6 +136,8 @@ class TrustedEvaluation:
         assert self.environment is not None  # _ready set it, or a verdict was returned
         scatter = timing.context_scatter_ms if timing is not None else None
         text = messages.correct(self.correctness, runtime, self.environment, scatter)
+        if runtime is not None and timing is not None and not timing.synchronizing:
+            text += messages.beyond_its_kernels(runtime.median_ms, timing.profiled_ms)
         if self.job.ops is Ops.MIXED:
             text += ops.split_text(split)
         return self._result(Status.CORRECT, text, runtime=runtime, timing=timing, work_split=split)
