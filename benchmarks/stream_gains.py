@@ -34,11 +34,11 @@ from adaexplore_mcp.tasks import get_bundled_task
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the exploits are the tests'
 from tests.judge.exploits import (
     DONE_WORD_AHEAD_OF_THE_WORK,
+    JOINED_SIDE_STREAM,
     SIDE_STREAM,
     SIDE_STREAM_BESIDE_ITS_GATES,
     gates_on_its_own_stream,
     on_a_side_stream,
-    wrapped,
 )
 
 VARIANTS = {
@@ -50,12 +50,7 @@ VARIANTS = {
     ),
     "high_priority_stream": on_a_side_stream("self.side = torch.cuda.Stream(priority=-1)"),
     # honest: its work on a stream of its own, joined back before forward returns
-    "joined_side_stream": wrapped(
-        "self.side.wait_stream(torch.cuda.current_stream())\n"
-        "with torch.cuda.stream(self.side):\n    out = honest(x)\n"
-        "torch.cuda.current_stream().wait_stream(self.side)\nreturn out",
-        init="self.side = torch.cuda.Stream()",
-    ),
+    "joined_side_stream": JOINED_SIDE_STREAM,
     # the gates on the kernel's first stream, its work on the n-th after it (0: the same one)
     **{f"gates_own_{n}": gates_on_its_own_stream(n) for n in (0, 1, 2, 3, 4, 8)},
 }
@@ -69,7 +64,10 @@ async def one_setting(
     readings: dict[str, list[Any]] = {name: [] for name in codes}
     messages: dict[str, str] = {}
     home = Path(tempfile.mkdtemp(prefix="stream-gains-"))
-    async with judge_for(device, 4, home, sandbox={"cuda_connections": connections}) as judge:
+    # first signals off: the variants that serve the judge dishonestly find its classes through
+    # gc, which the audit hook refuses (``exploits.JUDGES_OWN``)
+    queues = {"cuda_connections": connections}
+    async with judge_for(device, 4, home, sandbox=queues, first_signals=False) as judge:
         for _ in range(repeats):
             for name, code in codes.items():
                 result = await judge.evaluate(task, code)

@@ -82,9 +82,13 @@ def judge_for(
     home: Path,
     timing: dict[str, str] | None = None,
     sandbox: dict[str, str] | None = None,
+    *,
+    first_signals: bool = True,
 ) -> LocalJudge:
-    """A judge with the command line's overrides, or with ``timing`` and ``sandbox``'s."""
+    """A judge with the command line's overrides, or with ``timing`` and ``sandbox``'s;
+    ``first_signals`` off: no audit hook or recorders in the candidate's process."""
     settings = JudgeSettings(device=device, workers_per_device=workers, timeout_s=TIMEOUT_S)
+    settings.integrity.enabled = first_signals
     settings.timing = overridden(settings.timing, TIMING if timing is None else timing)
     settings.sandbox = overridden(settings.sandbox, SANDBOX if sandbox is None else sandbox)
     if not PID_NAMESPACE:

@@ -26,6 +26,7 @@ from .exploits import (
 TASKS = {
     "softmax": get_bundled_task("softmax"),
     "identity": parse_task(IDENTITY_TASK, name="identity"),
+    "gelu": get_bundled_task("gelu"),
 }
 CHECKS = {check.value for check in Check}
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from adaexplore_mcp.judge.candidate.sealing import sealed
+
 
 def gate(
     original: Callable[..., Any],
@@ -13,17 +15,20 @@ def gate(
     refuse: Callable[[], NoReturn],
 ) -> Callable[..., Any]:
     """``original`` behind a gate: called while ``allowed(args)`` holds, else ``refuse()``
-    raises. The original is a positional-only default of a function the gate's closure holds:
-    whoever reaches it cannot call it without the original, and the audit hook refuses reading a
-    function's defaults (a closure cell, which no audit event covers, once held the original
-    itself and let a kernel call it)."""
+    raises. The original is a positional-only default of the gate's check, itself a default of
+    the gate; both are sealed (``candidate.sealing``): whoever reaches the gate cannot call the
+    original without reading a function's defaults, which the audit hook refuses (a closure
+    cell, which no audit event covers, once held the original itself and let a kernel call
+    it)."""
+    check = sealed(_check, defaults=(original, allowed, refuse))
+    return sealed(_gated, kwdefaults={"_judge_check": check})
 
-    def check(args, kwargs, call=original, allowed=allowed, refuse=refuse, /):
-        if allowed(args):
-            return call(*args, **kwargs)
-        refuse()
 
-    def gated(*args: Any, **kwargs: Any) -> Any:
-        return check(args, kwargs)
+def _check(args, kwargs, call, allowed, refuse, /):
+    if allowed(args):
+        return call(*args, **kwargs)
+    refuse()
 
-    return gated
+
+def _gated(*args: Any, _judge_check: Callable[..., Any], **kwargs: Any) -> Any:
+    return _judge_check(args, kwargs)

@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from adaexplore_mcp.judge.candidate.interpreter import emulate_tf32_dots
+from adaexplore_mcp.judge.candidate.sealing import forget_judge_modules
 from adaexplore_mcp.judge.candidate.signals import Monitor
 from adaexplore_mcp.judge.errors import KERNEL_FILE, describe_exception
 from adaexplore_mcp.judge.subject.loading import (
@@ -74,6 +75,7 @@ class CandidateSubject:
         path = write_source(KERNEL_FILE, self.code)
         self.monitor = Monitor(kernel_path=path, workdir=self.workdir, device=self.device)
         self.monitor.install(audit=self.audit)
+        forget_judge_modules()
         try:
             module = load_module(path, "adaexplore_kernel")
             cls = getattr(module, "ModelNew", None)

@@ -11,6 +11,8 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from adaexplore_mcp.judge.candidate.sealing import sealed
+
 
 def launcher_classes() -> list[tuple[Any, bool]]:
     """(class, counts): launchers counted as launches, and the wrappers around them (autotuner,
@@ -112,15 +114,20 @@ def wrap_compiler(gate: list[Callable[[Callable[[], Any]], Any] | None]) -> None
     except ImportError:
         return
     original = compiler.compile
-
-    def compile(*args, __original=original, **kwargs):
-        outside = gate[0]
-        if outside is None:
-            return __original(*args, **kwargs)
-        return outside(lambda: _loaded(__original(*args, **kwargs)))
-
+    compile = sealed(
+        _compile,
+        kwdefaults={"_judge_original": original, "_judge_gate": gate, "_judge_loaded": _loaded},
+    )
     compile.__wrapped__ = original  # type: ignore[attr-defined]
     compiler.compile = compile
+
+
+def _compile(*args, _judge_original, _judge_gate, _judge_loaded, **kwargs):
+    """Sealed (``candidate.sealing``): a kernel reaches it as ``triton.compiler.compile``."""
+    outside = _judge_gate[0]
+    if outside is None:
+        return _judge_original(*args, **kwargs)
+    return outside(lambda: _judge_loaded(_judge_original(*args, **kwargs)))
 
 
 def _loaded(kernel: Any) -> Any:

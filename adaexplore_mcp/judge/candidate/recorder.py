@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 import types
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from adaexplore_mcp.judge.candidate.sealing import sealed
 
 # Torch operators a forward may call besides its Triton kernels: allocation, views, reshapes,
 # copies and conversions. Anything else (a matmul, a reduction, an activation) is the
@@ -184,12 +188,23 @@ def _outermost_outside(events, launch_spans: Spans, callback_spans: Spans = ()) 
     ]
 
 
+# an operator's name as the profiler records it: ``namespace::name`` (``aten::softmax``,
+# ``mkldnn::_linear_pointwise``); a GPU kernel's (``void at::native::...``) has a space
+_OPERATOR_NAME = re.compile(r"[A-Za-z_]\w*::[A-Za-z_][\w.]*")
+
+
 def _operators(events) -> Iterator:
-    """Operator records, not ranges the candidate named like one (``record_function``)."""
+    """Operator records of every namespace but the profiler's own (``profiler::``, its ranges'
+    bookkeeping): torch's other namespaces have kernels of their own (``mkldnn::`` computes a
+    convolution or a GELU'd linear outright, no ``aten::`` operator beneath but glue), which
+    only ``aten::`` records once let through. Not ranges the candidate named like one
+    (``record_function``)."""
     return (
         e
         for e in events
-        if e.name.startswith("aten::") and not getattr(e, "is_user_annotation", False)
+        if _OPERATOR_NAME.fullmatch(e.name)
+        and not e.name.startswith("profiler::")
+        and not getattr(e, "is_user_annotation", False)
     )
 
 
@@ -255,39 +270,27 @@ def _backend_kernels(qualified: str) -> str:
     return "\n".join(row for row in rows if row.split(":")[0] in _BACKEND_KEYS)
 
 
-class OpRecorder(TorchDispatchMode):
-    """Counts every operator but glue into ``counts``. While ``in_launch[0]`` is set (a Triton
-    launch is under way) an operator that Triton's own code called is Triton's and not counted;
-    one the candidate's code called there (a grid, a hook, an argument's method, its own
-    ``do_bench``) is. A tensor subclass with a ``__torch_dispatch__`` of its own runs Python
-    under every operator on it, out of this mode's sight: it is counted too."""
-
-    def __init__(
-        self, counts: dict[str, int], in_launch: list[int], glue: frozenset[tuple[str, str]]
-    ) -> None:
-        super().__init__()
-        self.counts = counts
-        self.in_launch = in_launch
-        self.glue = glue
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if not (self.in_launch[0] and _called_by_triton()):
-            name = func.overloadpacket.__name__
-            if func.namespace != "aten" or (name, func._overloadname) not in self.glue:
-                self.counts[name] = self.counts.get(name, 0) + 1
-            for kind in types:
-                if _dispatches(kind):
-                    label = f"{getattr(kind, '__name__', 'a')[:100]} (a tensor subclass)"
-                    self.counts[label] = self.counts.get(label, 0) + 1
-        return func(*args, **(kwargs or {}))
+def _record(self, func, types, args=(), kwargs=None, *, _judge_by_triton, _judge_plain):
+    """``OpRecorder.__torch_dispatch__``, sealed (``candidate.sealing``): the mode sits on
+    torch's stack, where a kernel reaches it and, once, this module's globals through it."""
+    if not (self.in_launch[0] and _judge_by_triton()):
+        name = func.overloadpacket.__name__
+        if func.namespace != "aten" or (name, func._overloadname) not in self.glue:
+            self.counts[name] = self.counts.get(name, 0) + 1
+        for kind in types:
+            # one with a __torch_dispatch__ of its own; dispatch also names torch.Tensor itself
+            # (and Parameter, which inherits its) among the types on a GPU
+            if getattr(kind, "__torch_dispatch__", None) is not _judge_plain:
+                label = f"{getattr(kind, '__name__', 'a')[:100]} (a tensor subclass)"
+                self.counts[label] = self.counts.get(label, 0) + 1
+    return func(*args, **(kwargs or {}))
 
 
-def _dispatches(kind: type) -> bool:
-    """Whether ``kind`` has a ``__torch_dispatch__`` of its own. Dispatch also names torch.Tensor
-    itself (and Parameter, which inherits its) among the types on a GPU."""
-    import torch
-
-    return getattr(kind, "__torch_dispatch__", None) is not torch._C._disabled_torch_dispatch_impl
+def _init(self, counts, in_launch, glue, *, _judge_base):
+    _judge_base(self)
+    self.counts = counts
+    self.in_launch = in_launch
+    self.glue = glue
 
 
 def _package_dir(module: Any) -> str:
@@ -295,19 +298,22 @@ def _package_dir(module: Any) -> str:
 
 
 @functools.cache
-def _dirs() -> tuple[tuple[str, ...], str]:
+def package_dirs() -> tuple[tuple[str, ...], str]:
     """Where code that launches lies (Triton's package, and this one, which wraps its launches),
     and what lies between an operator and the code that called it (torch's package)."""
     import torch
     import triton
 
-    return (_package_dir(triton), _package_dir(sys.modules[__name__])), _package_dir(torch)
+    # this module's own file, not ``sys.modules``: the judge's modules are gone from there once
+    # the kernel is imported (``sealing.forget_judge_modules``)
+    here = os.path.dirname(os.path.realpath(__file__)) + os.sep
+    return (_package_dir(triton), here), _package_dir(torch)
 
 
 def _called_by_triton() -> bool:
     """Whether the code that called into torch here is Triton's (or this package's, around a
     launch): the innermost frame outside torch lies in one of those packages."""
-    launchers, between = _dirs()
+    launchers, between = package_dirs()
     frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
         path = frame.f_code.co_filename
@@ -317,3 +323,22 @@ def _called_by_triton() -> bool:
             return False
         frame = frame.f_back
     return False
+
+
+class OpRecorder(TorchDispatchMode):
+    """Counts every operator but glue into ``counts`` (``OpRecorder(counts, in_launch,
+    glue)``). While ``in_launch[0]`` is set (a Triton launch is under way) an operator that
+    Triton's own code called is Triton's and not counted; one the candidate's code called there
+    (a grid, a hook, an argument's method, its own ``do_bench``) is. A tensor subclass with a
+    ``__torch_dispatch__`` of its own runs Python under every operator on it, out of this mode's
+    sight: it is counted too."""
+
+    __init__ = sealed(_init, kwdefaults={"_judge_base": TorchDispatchMode.__init__})
+    # torch calls it with four positional arguments; the keyword-only two are its defaults
+    __torch_dispatch__ = sealed(  # type: ignore[assignment]
+        _record,
+        kwdefaults={
+            "_judge_by_triton": _called_by_triton,
+            "_judge_plain": torch._C._disabled_torch_dispatch_impl,
+        },
+    )

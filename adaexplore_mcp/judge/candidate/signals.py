@@ -27,7 +27,6 @@ import sys
 import threading
 import time
 import warnings
-import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -35,13 +34,8 @@ import torch
 
 from adaexplore_mcp.judge.candidate.audit import audit_hook, candidate_calls, installed_code
 from adaexplore_mcp.judge.candidate.guards import DispatchGuards
-from adaexplore_mcp.judge.candidate.launchers import (
-    candidate_callbacks,
-    launch_hook,
-    launcher_classes,
-    tritons,
-    wrap_compiler,
-)
+from adaexplore_mcp.judge.candidate.launch_wrappers import LaunchState, wrap_launchers
+from adaexplore_mcp.judge.candidate.launchers import wrap_compiler
 from adaexplore_mcp.judge.candidate.profiler import CallProfiler
 from adaexplore_mcp.judge.candidate.provenance import guard_renaming
 from adaexplore_mcp.judge.candidate.recorder import (
@@ -49,6 +43,7 @@ from adaexplore_mcp.judge.candidate.recorder import (
     changed_glue,
     glue_overloads,
     glue_tables,
+    package_dirs,
 )
 from adaexplore_mcp.judge.candidate.switches import ProfilerSwitches
 from adaexplore_mcp.judge.wire.subject import AuditEvent, Signals
@@ -60,21 +55,20 @@ class Monitor:
         self.workdir = os.path.realpath(workdir) + os.sep
         self.device = device
         self.events: list[tuple[str, str]] = []
-        self._launches = [0]
-        self._in_launch = [0]
-        self._noop = [False]
-        self._profiling = [False]
-        self._launched: dict[str, int] = {}
         self._precision: dict[str, Any] = {}
         self._threads: set[int] = set()
         self._glue: frozenset[tuple[str, str]] = frozenset()
         self._glue_tables: dict[str, str] = {}
-        # the profiler's names for a launch's span and for the candidate's code inside one: not
-        # names a candidate could give a range of its own to hide torch work in
+        # the profiler's names for a launch's span, for the candidate's code inside one and for
+        # Triton's benchmarking: not names a candidate could give a range of its own to hide
+        # torch work in (only sealed functions' defaults hold them: ``launch_wrappers``)
         token = secrets.token_hex(8)
-        self._launch_range = f"adaexplore.triton_launch.{token}"
-        self._callback_range = f"adaexplore.candidate_code.{token}"
-        self._bench_range = f"adaexplore.triton_bench.{token}"
+        self._launch = LaunchState(
+            events=self.events,
+            launch_range=f"adaexplore.triton_launch.{token}",
+            callback_range=f"adaexplore.candidate_code.{token}",
+            bench_range=f"adaexplore.triton_bench.{token}",
+        )
         self._switches = ProfilerSwitches(self.events)
         # set for one call by the harness: runs each Triton compile (``outside_lock``)
         self.compile_gate: list[Callable[[Callable[[], Any]], Any] | None] = [None]
@@ -91,7 +85,8 @@ class Monitor:
         # the profiler's own threads start with its first session: now, not in a call
         with self._profiler(kernels=False):
             pass
-        self._wrap_launchers()
+        wrap_launchers(self._launch)
+        package_dirs()  # found now, while ``sys.modules`` is still the judge's
         wrap_compiler(self.compile_gate)
         self._precision = _precision_state()
         self._threads = {thread.ident or 0 for thread in threading.enumerate()}
@@ -102,88 +97,6 @@ class Monitor:
                 lambda detail: self.events.append(("harness_tampering", detail)),
             )
 
-    def _wrap_launchers(self) -> None:
-        launches, in_launch, noop, profiling = (
-            self._launches,
-            self._in_launch,
-            self._noop,
-            self._profiling,
-        )
-        launched, events = self._launched, self.events
-        launch_range, callback_range = self._launch_range, self._callback_range
-        bench_range = self._bench_range
-        # the callables wrapped here: a mark the candidate cannot put on one of its own
-        wrappers: weakref.WeakSet[Any] = weakref.WeakSet()
-
-        def ranged(name: str) -> contextlib.AbstractContextManager[Any]:
-            """A range of the profiler's, while it records (its own operators are
-            ``profiler::``, not ``aten::``: nothing the recorders count)."""
-            if profiling[0]:
-                return torch.profiler.record_function(name)
-            return contextlib.nullcontext()
-
-        def benchmark(bench: Any) -> Any:
-            """Triton's own benchmarker, which the autotuner runs on each config, in a range of
-            its own for the profiler: the torch work it does itself (clearing the cache, the
-            timings' quantiles) is Triton's. One the candidate passed is its code like any
-            other."""
-            if not tritons(bench) or bench in wrappers:
-                return bench
-
-            def call(*args: Any, **kwargs: Any) -> Any:
-                with ranged(bench_range):
-                    return bench(*args, **kwargs)
-
-            wrappers.add(call)
-            return call
-
-        def outside(callback: Any) -> Any:
-            """``callback``, the candidate's code that Triton calls inside a launch, in a range of
-            its own for the profiler (which goes by spans). The dispatch mode needs no mark: it
-            asks which code called each operator (``recorder.OpRecorder``)."""
-            if not callable(callback) or callback in wrappers:
-                return callback
-
-            def call(*args: Any, **kwargs: Any) -> Any:
-                with ranged(callback_range):
-                    saved, in_launch[0] = in_launch[0], 0
-                    try:
-                        return callback(*args, **kwargs)
-                    finally:
-                        in_launch[0] = saved
-
-            wrappers.add(call)
-            return call
-
-        for owner, counts in launcher_classes():
-            original = owner.run
-
-            def run(self, *args, __original=original, __counts=counts, **kwargs):
-                if kwargs.get("warmup"):
-                    return __original(self, *args, **kwargs)
-                if __counts:
-                    launches[0] += 1
-                    name = getattr(getattr(self, "fn", None), "__name__", "") or getattr(
-                        self, "__name__", "kernel"
-                    )
-                    launched[name] = launched.get(name, 0) + 1
-                    if noop[0]:
-                        return None
-                    hook = launch_hook()
-                    if hook:
-                        events.append(("harness_tampering", f"Triton's {hook} was set"))
-                if "grid" in kwargs:
-                    kwargs["grid"] = outside(kwargs["grid"])
-                in_launch[0] += 1
-                try:
-                    with ranged(launch_range), candidate_callbacks(self, outside, benchmark):
-                        return __original(self, *args, **kwargs)
-                finally:
-                    in_launch[0] -= 1
-
-            run.__wrapped__ = original  # type: ignore[attr-defined]
-            owner.run = run
-
     def _profiler(self, *, kernels: bool) -> CallProfiler:
         """Every call is profiled, checked and timed (the profiler sees torch's operators on
         every thread, also out of the dispatch mode's sight): a kernel that can tell one call
@@ -192,14 +105,14 @@ class Monitor:
         ``profile`` call)."""
         return CallProfiler(
             self.device,
-            (self._launch_range, self._callback_range, self._bench_range),
+            (self._launch.launch_range, self._launch.callback_range, self._launch.bench_range),
             self._switches,
             kernels=kernels and self.device.type == "cuda",
         )
 
     @property
     def launched_names(self) -> set[str]:
-        return set(self._launched)
+        return set(self._launch.launched)
 
     def audit(self) -> list[AuditEvent]:
         return [AuditEvent(check=check, detail=detail[:1000]) for check, detail in self.events[:20]]
@@ -211,22 +124,22 @@ class Monitor:
         integer), so an output element the kernel never writes is plainly wrong (its process
         holds no reference it could find by chance anyway)."""
         signals = Signals()
-        before = self._launches[0]
+        before = self._launch.launches
         native_before = _native_thread_count()
         counts: dict[str, int] = {}
-        recorder = OpRecorder(counts, self._in_launch, self._glue)
-        self._noop[0] = mode == "noop"
+        recorder = OpRecorder(counts, self._launch.in_launch, self._glue)
+        self._launch.noop = mode == "noop"
         profiler = self._profiler(kernels=mode == "profile")
-        self._profiling[0] = True
+        self._launch.profiling = True
         try:
             with profiler, _poisoned() if poison else contextlib.nullcontext(), recorder:
                 yield signals
         finally:
-            self._noop[0] = False
-            self._profiling[0] = False
+            self._launch.noop = False
+            self._launch.profiling = False
         if mode == "profile":  # the dispatcher's tables: ~10 ms here, tens on a GPU, not every call
             self.note_glue_changes()
-        signals.launches = self._launches[0] - before
+        signals.launches = self._launch.launches - before
         signals.torch_ops = counts
         signals.precision = self._precision_changes()
         signals.threads = self._live_threads()
