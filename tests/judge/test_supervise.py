@@ -7,8 +7,9 @@ import os
 import signal
 import time
 
+from adaexplore_mcp.judge.result import Phase
 from adaexplore_mcp.judge.worker.processes import Forked
-from adaexplore_mcp.judge.worker.supervise import _exit, _reap_trusted
+from adaexplore_mcp.judge.worker.supervise import _exit, _reap_trusted, _Supervisor, _Tail
 
 
 def _dies_soon(after_s: float) -> Forked:
@@ -37,3 +38,30 @@ def test_a_trusted_process_still_at_work_is_not_waited_for():
     assert time.monotonic() - started < 1.0 and trusted.status is None
     os.kill(trusted.pid, signal.SIGKILL)
     os.waitpid(trusted.pid, 0)
+
+
+def test_what_a_crashed_trusted_process_printed_on_its_way_out_reaches_the_caller():
+    """Its traceback comes after its report's pipe closed: read before it had exited, the
+    error said only "crashed (signal None, exit code 70) in phase timing" (an H200 run with
+    four calls a gate)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        time.sleep(0.2)
+        os.write(write, b"Traceback (most recent call last): ... IndexError\n")
+        os._exit(70)
+    os.close(write)
+    supervisor = _Supervisor.__new__(_Supervisor)
+    supervisor.processes = [Forked(role="trusted", pid=pid, output_fd=read)]
+    supervisor.tails = {"trusted": _Tail()}
+    supervisor.limit, supervisor.flooded, supervisor.sandbox = 1 << 20, False, None
+    supervisor.started, supervisor.startup_s = time.monotonic(), 0.0
+    supervisor.last_phase, supervisor.task_running, supervisor.report = Phase.TIMING, False, None
+    supervisor._loop = lambda: "crashed"  # type: ignore[method-assign]
+    try:
+        outcome = supervisor.run()
+    finally:
+        os.close(read)
+    assert outcome.exit_code == 70
+    assert "IndexError" in (outcome.judge_output_tail or "")

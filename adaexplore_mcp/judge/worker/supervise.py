@@ -165,6 +165,12 @@ class _Supervisor:
         debugging = any(os.environ.get(name) for name in limits.DEBUG_VARIABLES)
         if debugging and end == "reported":
             time.sleep(_DEBUG_LINGER_S)  # what the processes print once the report is out
+        by_role = {p.role: p for p in self.processes}
+        trusted = by_role["trusted"]
+        if end != "reported":
+            # before the drain: a trusted process that crashed prints its traceback on its way
+            # out, after its report's pipe closed
+            _reap_trusted(trusted, end)
         self._drain()
         if self.sandbox is not None and not self.sandbox.private_filesystem:
             self._watch_workdir()  # what it wrote since the last look
@@ -173,15 +179,11 @@ class _Supervisor:
                 sys.stderr.write(f"--- {role} ({end}) ---\n{tail.text() or ''}\n")
             sys.stderr.flush()
         elapsed = time.monotonic() - self.started
-        by_role = {p.role: p for p in self.processes}
-        trusted = by_role["trusted"]
         if end == "reported":
             # a user-code process that died before the report: its exit, for the message
             for process in self.processes:
                 if process.role in ("candidate", "task"):
                     _reap(process, wait_s=_EXIT_WAIT_S if self._lost(process.role) else 0.0)
-        else:
-            _reap_trusted(trusted, end)
         return ChildOutcome(
             end=end,  # type: ignore[arg-type]
             report=self.report if end == "reported" else None,
