@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 import torch
+from torch.profiler import ProfilerActivity, profile  # bound now: the kernel may replace theirs
 
 from adaexplore_mcp.judge.candidate.recorder import top_level_ops, torch_time_us
 from adaexplore_mcp.judge.candidate.switches import ProfilerSwitches
@@ -29,8 +30,6 @@ class CallProfiler:
         *,
         kernels: bool = False,
     ) -> None:
-        from torch.profiler import ProfilerActivity, profile
-
         # the judge's names for a Triton launch, the candidate's code Triton calls inside one,
         # and Triton's own benchmarking of an autotuner's configs
         self._launch_range, self._callback_range, self._bench_range = ranges

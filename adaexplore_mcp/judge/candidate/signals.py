@@ -46,6 +46,7 @@ from adaexplore_mcp.judge.candidate.recorder import (
     package_dirs,
 )
 from adaexplore_mcp.judge.candidate.switches import ProfilerSwitches
+from adaexplore_mcp.judge.candidate.watch import Watch
 from adaexplore_mcp.judge.wire.subject import AuditEvent, Signals
 
 
@@ -70,6 +71,7 @@ class Monitor:
             bench_range=f"adaexplore.triton_bench.{token}",
         )
         self._switches = ProfilerSwitches(self.events)
+        self._watch: Watch | None = None
         # set for one call by the harness: runs each Triton compile (``outside_lock``)
         self.compile_gate: list[Callable[[Callable[[], Any]], Any] | None] = [None]
 
@@ -88,6 +90,7 @@ class Monitor:
         wrap_launchers(self._launch)
         package_dirs()  # found now, while ``sys.modules`` is still the judge's
         wrap_compiler(self.compile_gate)
+        self._watch = Watch()  # the judge's own wrappers in place, the kernel not yet imported
         self._precision = _precision_state()
         self._threads = {thread.ident or 0 for thread in threading.enumerate()}
         if audit:
@@ -134,6 +137,9 @@ class Monitor:
         try:
             with profiler, _poisoned() if poison else contextlib.nullcontext(), recorder:
                 yield signals
+                # before the profiler stops: a replacement that undid itself as the judge's
+                # profiler called it would be gone by then
+                self._note_replaced()
         finally:
             self._launch.noop = False
             self._launch.profiling = False
@@ -148,8 +154,19 @@ class Monitor:
             self.device.type == "cuda"
             and torch.cuda.current_stream() != torch.cuda.default_stream()
         )
-        signals.audit = self.audit()
         signals.profile = profiler.report(self.launched_names)
+        self._note_replaced()  # and once the profile is read (code of the kernel's may run there)
+        signals.audit = self.audit()
+
+    def _note_replaced(self) -> None:
+        replaced = self._watch.replaced() if self._watch is not None else None
+        if replaced is not None and not any(replaced in detail for _, detail in self.events):
+            self.events.append(
+                (
+                    "harness_tampering",
+                    f"{replaced} was replaced: the judge's profiler and recorders run on it",
+                )
+            )
 
     def note_glue_changes(self) -> None:
         """A kernel of the candidate's registered for a glue operator (``torch.library``) runs

@@ -1,0 +1,93 @@
+"""What the judge's recorders call in torch and Triton, watched for replacement.
+
+The profiler, the dispatch mode and the launch wrappers run on torch's and Triton's own
+functions and classes, which a kernel reaches through their modules like any other code: a red
+team replaced ``torch.profiler.profile`` with a class of its own, and, in another kernel,
+``torch.autograd.profiler``'s ``_enable_profiler`` and ``_disable_profiler`` with functions that
+recorded nothing, and in a third ``builtins.sorted`` with one that returned nothing for the
+profiler's records; the judge's profiler then saw no operator and torch's softmax was judged
+``correct``. Setting a module's attribute raises no audit event. So the judge notes, once its
+own wrappers are in place and before the kernel is imported, every function, class and module
+those modules and classes hold, and after each call, before its profiler stops, whether each
+is still the same object (``Watch.replaced``). Data (a flag torch sets while a mode runs) is
+not watched, nor are names added later.
+"""
+
+from __future__ import annotations
+
+import importlib
+import types
+from typing import Any
+
+# where the profiler's, the dispatch mode's and the guards' functions live, and the profiler's
+# own switches (``candidate.switches``)
+WATCHED_MODULES = (
+    "builtins",  # ``sorted`` that returned nothing for the profiler's records hid every operator
+    "torch._C",
+    "torch._C._autograd",
+    "torch._C._profiler",
+    "torch._ops",
+    "torch.autograd",
+    "torch.autograd.profiler",
+    "torch.autograd.profiler_legacy",
+    "torch.autograd.profiler_util",
+    "torch.profiler",
+    "torch.profiler.profiler",
+    "torch.utils._python_dispatch",
+    "triton.compiler",
+)
+# (module, class) whose methods the recorders call, and Triton's launchers, which the judge wraps
+WATCHED_CLASSES = (
+    ("torch.autograd.profiler", "profile"),
+    ("torch.autograd.profiler", "record_function"),
+    ("torch.autograd.profiler_util", "EventList"),
+    ("torch.autograd.profiler_util", "FunctionEvent"),
+    ("torch.profiler.profiler", "_KinetoProfile"),
+    ("torch.profiler.profiler", "profile"),
+    ("torch.utils._python_dispatch", "TorchDispatchMode"),
+    ("torch._ops", "OpOverload"),
+    ("torch._ops", "OpOverloadPacket"),
+    ("triton.runtime.jit", "JITFunction"),
+    ("triton.runtime.interpreter", "InterpretedFunction"),
+    ("triton.runtime.autotuner", "Autotuner"),
+    ("triton.runtime.autotuner", "Heuristics"),
+)
+
+
+def _matters(value: Any) -> bool:
+    return callable(value) or isinstance(value, types.ModuleType)
+
+
+class Watch:
+    """The functions, classes and modules of ``WATCHED_MODULES`` and ``WATCHED_CLASSES`` as
+    they are now; ``replaced()`` names the first that is no longer the same object."""
+
+    def __init__(self) -> None:
+        self._vars = vars  # the original, should the builtins be replaced
+        self._kept: list[tuple[str, Any, dict[str, Any]]] = []
+        for name in WATCHED_MODULES:
+            self._keep(name, _imported(name))
+        for module, name in WATCHED_CLASSES:
+            owner = getattr(_imported(module), name, None)
+            self._keep(f"{module}.{name}", owner)
+
+    def _keep(self, label: str, owner: Any) -> None:
+        if owner is None:
+            return
+        values = {name: value for name, value in vars(owner).items() if _matters(value)}
+        self._kept.append((label, owner, values))
+
+    def replaced(self) -> str | None:
+        for label, owner, values in self._kept:
+            now = self._vars(owner)
+            for name, value in values.items():
+                if now.get(name) is not value:
+                    return f"{label}.{name}"
+        return None
+
+
+def _imported(name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
