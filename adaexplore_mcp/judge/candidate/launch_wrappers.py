@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
+from torch.profiler import record_function  # bound now: a kernel could replace torch's
 
 from adaexplore_mcp.judge.candidate.launchers import (
     candidate_callbacks,
@@ -48,7 +48,7 @@ class LaunchState:
         """A range of the profiler's, while it records (its own operators are ``profiler::``,
         which the recorders leave out)."""
         if self.profiling:
-            return torch.profiler.record_function(name)
+            return record_function(name)
         return contextlib.nullcontext()
 
     def outside(self, callback: Any) -> Any:
