@@ -12,11 +12,14 @@ launcher class's ``run``, a heuristic's table during a launch), so they are seal
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import triton
 from torch.profiler import record_function  # bound now: a kernel could replace torch's
 
 from adaexplore_mcp.judge.candidate.launchers import (
@@ -25,7 +28,9 @@ from adaexplore_mcp.judge.candidate.launchers import (
     launcher_classes,
     tritons,
 )
-from adaexplore_mcp.judge.candidate.sealing import sealed
+from adaexplore_mcp.judge.candidate.sealing import sealed_entry
+
+TRITON_DIR = os.path.dirname(os.path.realpath(triton.__file__)) + os.sep
 
 
 @dataclass
@@ -51,13 +56,21 @@ class LaunchState:
             return record_function(name)
         return contextlib.nullcontext()
 
+    def called_by_triton(self) -> bool:
+        """Whether Triton's own code (its autotuner) called the benchmarker's wrapper: past
+        this method, the wrapper's body and its entry. A kernel that kept the wrapper (a grid
+        function can read it off its autotuner during a launch) and called it with work of its
+        own had that work in the range the profiler exempts."""
+        caller = sys._getframe(3)
+        return caller.f_code.co_filename.startswith(TRITON_DIR)
+
     def outside(self, callback: Any) -> Any:
         """``callback``, the candidate's code that Triton calls inside a launch, in a range of
         its own for the profiler (which goes by spans). The dispatch mode needs no mark: it
         asks which code called each operator (``recorder.OpRecorder``)."""
         if not callable(callback) or callback in self.wrappers:
             return callback
-        call = sealed(_outside, kwdefaults={"_judge_callback": callback, "_judge_state": self})
+        call = sealed_entry(_outside, callback, self)
         self.wrappers.add(call)
         return call
 
@@ -67,19 +80,16 @@ class LaunchState:
         quantiles) is Triton's. One the candidate passed is its code like any other."""
         if not tritons(bench) or bench in self.wrappers:
             return bench
-        call = sealed(_benchmark, kwdefaults={"_judge_bench": bench, "_judge_state": self})
+        call = sealed_entry(_benchmark, bench, self)
         self.wrappers.add(call)
         return call
 
     def launching(self, launcher: Any, counts: bool, kwargs: dict[str, Any]) -> bool:
-        """Count one launch of ``launcher``; False where it must do nothing (``noop``)."""
+        """Before a launch of ``launcher``: False where it must do nothing (``noop``), and is
+        counted as it stands."""
         if counts:
-            self.launches += 1
-            name = getattr(getattr(launcher, "fn", None), "__name__", "") or getattr(
-                launcher, "__name__", "kernel"
-            )
-            self.launched[name] = self.launched.get(name, 0) + 1
             if self.noop:
+                self._count(launcher)
                 return False
             hook = launch_hook()
             if hook:
@@ -88,16 +98,31 @@ class LaunchState:
             kwargs["grid"] = self.outside(kwargs["grid"])
         return True
 
-    def launch(self, launcher: Any, original: Callable[..., Any], args, kwargs) -> Any:
+    def launch(
+        self, launcher: Any, original: Callable[..., Any], counts: bool, args, kwargs
+    ) -> Any:
+        """The launch, counted once it returned: a kernel that called a launcher with what it
+        refuses (no grid), caught the error out of the source check's sight and did the work
+        in numpy had a launch counted for every call."""
         self.in_launch[0] += 1
         try:
             with (
                 self.ranged(self.launch_range),
                 candidate_callbacks(launcher, self.outside, self.benchmark),
             ):
-                return original(launcher, *args, **kwargs)
+                result = original(launcher, *args, **kwargs)
         finally:
             self.in_launch[0] -= 1
+        if counts:
+            self._count(launcher)
+        return result
+
+    def _count(self, launcher: Any) -> None:
+        self.launches += 1
+        name = getattr(getattr(launcher, "fn", None), "__name__", "") or getattr(
+            launcher, "__name__", "kernel"
+        )
+        self.launched[name] = self.launched.get(name, 0) + 1
 
 
 def wrap_launchers(state: LaunchState) -> None:
@@ -105,33 +130,35 @@ def wrap_launchers(state: LaunchState) -> None:
     ``__wrapped__`` (a kernel may call it: a launch that is not counted is its loss)."""
     for owner, counts in launcher_classes():
         original = owner.run
-        defaults = {"_judge_original": original, "_judge_counts": counts, "_judge_state": state}
-        run = sealed(_run, kwdefaults=defaults)
+        run = sealed_entry(_run, original, counts, state)
         run.__wrapped__ = original  # type: ignore[attr-defined]
         owner.run = run
 
 
-# The sealed bodies: no closure, no globals but the builtins, all they use a default. Passing a
-# default of its own to one swaps in the caller's object, never shows the judge's.
+# The sealed bodies (``sealing.sealed_entry``): no closure, no globals but the builtins, what
+# they use a positional-only default no caller can replace.
 
 
-def _run(self, *args, _judge_original, _judge_counts, _judge_state, **kwargs):
+def _run(args, kwargs, original, counts, state, /):
+    launcher, rest = args[0], args[1:]
     if kwargs.get("warmup"):
-        return _judge_original(self, *args, **kwargs)
-    if not _judge_state.launching(self, _judge_counts, kwargs):
+        return original(*args, **kwargs)
+    if not state.launching(launcher, counts, kwargs):
         return None
-    return _judge_state.launch(self, _judge_original, args, kwargs)
+    return state.launch(launcher, original, counts, rest, kwargs)
 
 
-def _outside(*args, _judge_callback, _judge_state, **kwargs):
-    with _judge_state.ranged(_judge_state.callback_range):
-        saved, _judge_state.in_launch[0] = _judge_state.in_launch[0], 0
+def _outside(args, kwargs, callback, state, /):
+    with state.ranged(state.callback_range):
+        saved, state.in_launch[0] = state.in_launch[0], 0
         try:
-            return _judge_callback(*args, **kwargs)
+            return callback(*args, **kwargs)
         finally:
-            _judge_state.in_launch[0] = saved
+            state.in_launch[0] = saved
 
 
-def _benchmark(*args, _judge_bench, _judge_state, **kwargs):
-    with _judge_state.ranged(_judge_state.bench_range):
-        return _judge_bench(*args, **kwargs)
+def _benchmark(args, kwargs, bench, state, /):
+    if not state.called_by_triton():  # a kernel kept the wrapper and called it: no range
+        return bench(*args, **kwargs)
+    with state.ranged(state.bench_range):
+        return bench(*args, **kwargs)

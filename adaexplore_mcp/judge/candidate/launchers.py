@@ -11,7 +11,14 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from adaexplore_mcp.judge.candidate.sealing import sealed
+import triton
+
+from adaexplore_mcp.judge.candidate.sealing import sealed_entry
+
+try:  # bound at import: a kernel may put modules of its own in sys.modules
+    from triton import knobs
+except ImportError:
+    knobs = None
 
 
 def launcher_classes() -> list[tuple[Any, bool]]:
@@ -81,8 +88,6 @@ def tritons(function: Any) -> bool:
     """Whether ``function`` is Triton's own code (a function whose code object names a file in
     Triton's package; the candidate's process may not make code objects or functions, nor
     give a function another's code)."""
-    import triton
-
     if isinstance(function, functools.partial):
         function = function.func
     if not isinstance(function, types.FunctionType):  # an object may say what it likes
@@ -94,9 +99,7 @@ def tritons(function: Any) -> bool:
 def launch_hook() -> str | None:
     """Which of Triton's launch hooks is set, if any: code it runs inside every launch, where no
     torch work would be recorded. Nothing in the judge sets one."""
-    with contextlib.suppress(ImportError, AttributeError):
-        from triton import knobs
-
+    with contextlib.suppress(AttributeError):
         for name in ("launch_enter_hook", "launch_exit_hook"):
             hook = getattr(knobs.runtime, name, None)
             # one callable or None (Triton 3.6), or a chain of them, empty by default (3.9)
@@ -114,20 +117,17 @@ def wrap_compiler(gate: list[Callable[[Callable[[], Any]], Any] | None]) -> None
     except ImportError:
         return
     original = compiler.compile
-    compile = sealed(
-        _compile,
-        kwdefaults={"_judge_original": original, "_judge_gate": gate, "_judge_loaded": _loaded},
-    )
+    compile = sealed_entry(_compile, original, gate, _loaded)
     compile.__wrapped__ = original  # type: ignore[attr-defined]
     compiler.compile = compile
 
 
-def _compile(*args, _judge_original, _judge_gate, _judge_loaded, **kwargs):
+def _compile(args, kwargs, original, gate, loaded, /):
     """Sealed (``candidate.sealing``): a kernel reaches it as ``triton.compiler.compile``."""
-    outside = _judge_gate[0]
+    outside = gate[0]
     if outside is None:
-        return _judge_original(*args, **kwargs)
-    return outside(lambda: _judge_loaded(_judge_original(*args, **kwargs)))
+        return original(*args, **kwargs)
+    return outside(lambda: loaded(original(*args, **kwargs)))
 
 
 def _loaded(kernel: Any) -> Any:

@@ -17,6 +17,10 @@ from adaexplore_mcp.judge.candidate.recorder import top_level_ops, torch_time_us
 from adaexplore_mcp.judge.candidate.switches import ProfilerSwitches
 from adaexplore_mcp.judge.wire.subject import KernelRecord, Profile
 
+# bound now too: imported per call, a module the kernel had put in sys.modules was taken (its
+# copy without this class made the profiler watch the calling thread alone)
+_EXPERIMENTAL: Any = getattr(torch._C._profiler, "_ExperimentalConfig", None)
+
 
 class CallProfiler:
     """torch.profiler over one call: every thread's operators, and with ``kernels`` the GPU's
@@ -39,12 +43,9 @@ class CallProfiler:
         if kernels and device.type == "cuda":
             activities.append(ProfilerActivity.CUDA)
         kwargs: dict[str, Any] = {}
-        try:
-            from torch._C._profiler import _ExperimentalConfig
-
-            kwargs["experimental_config"] = _ExperimentalConfig(profile_all_threads=True)
-        except (ImportError, TypeError):  # older torch: the calling thread only
-            pass
+        if _EXPERIMENTAL is not None:
+            with contextlib.suppress(TypeError):  # older torch: the calling thread only
+                kwargs["experimental_config"] = _EXPERIMENTAL(profile_all_threads=True)
         self._profile = profile(activities=activities, **kwargs)
         self._kernels = ProfilerActivity.CUDA in activities
         self._quiet = _QuietStderr()

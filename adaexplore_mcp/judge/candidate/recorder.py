@@ -229,7 +229,6 @@ def glue_overloads() -> frozenset[tuple[str, str]]:
     """(operator, overload) of every ``aten`` glue operator as torch ships it: taken before the
     candidate's module is imported, so an overload it defines under a glue operator's name
     (``aten::copy_.anything``, through ``torch.library``) is not glue."""
-    import torch
 
     return frozenset(
         (name, overload)
@@ -264,7 +263,6 @@ def changed_glue(tables: dict[str, str]) -> str | None:
 
 
 def _backend_kernels(qualified: str) -> str:
-    import torch
 
     rows = torch._C._dispatch_dump_table(qualified).splitlines()
     return "\n".join(row for row in rows if row.split(":")[0] in _BACKEND_KEYS)
@@ -301,8 +299,7 @@ def _package_dir(module: Any) -> str:
 def package_dirs() -> tuple[tuple[str, ...], str]:
     """Where code that launches lies (Triton's package, and this one, which wraps its launches),
     and what lies between an operator and the code that called it (torch's package)."""
-    import torch
-    import triton
+    import triton  # at install (``package_dirs`` is cached then), not per call
 
     # this module's own file, not ``sys.modules``: the judge's modules are gone from there once
     # the kernel is imported (``sealing.forget_judge_modules``)

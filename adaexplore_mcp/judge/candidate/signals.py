@@ -32,7 +32,12 @@ from typing import Any
 
 import torch
 
-from adaexplore_mcp.judge.candidate.audit import audit_hook, candidate_calls, installed_code
+from adaexplore_mcp.judge.candidate.audit import (
+    audit_hook,
+    candidate_calls,
+    candidate_on_stack,
+    installed_code,
+)
 from adaexplore_mcp.judge.candidate.guards import DispatchGuards
 from adaexplore_mcp.judge.candidate.launch_wrappers import LaunchState, wrap_launchers
 from adaexplore_mcp.judge.candidate.launchers import wrap_compiler
@@ -63,12 +68,12 @@ class Monitor:
         # the profiler's names for a launch's span, for the candidate's code inside one and for
         # Triton's benchmarking: not names a candidate could give a range of its own to hide
         # torch work in (only sealed functions' defaults hold them: ``launch_wrappers``)
-        token = secrets.token_hex(8)
+        # (a token each: one the judge opens often must not give the others away)
         self._launch = LaunchState(
             events=self.events,
-            launch_range=f"adaexplore.triton_launch.{token}",
-            callback_range=f"adaexplore.candidate_code.{token}",
-            bench_range=f"adaexplore.triton_bench.{token}",
+            launch_range=f"adaexplore.triton_launch.{secrets.token_hex(8)}",
+            callback_range=f"adaexplore.candidate_code.{secrets.token_hex(8)}",
+            bench_range=f"adaexplore.triton_bench.{secrets.token_hex(8)}",
         )
         self._switches = ProfilerSwitches(self.events)
         self._watch: Watch | None = None
@@ -81,8 +86,8 @@ class Monitor:
 
         self._glue = glue_overloads()
         self._glue_tables = glue_tables()
-        self._switches.install()
         installed = installed_code(self.workdir)
+        self._switches.install(lambda frame: candidate_on_stack(frame, self.kernel_path, installed))
         DispatchGuards(self.events, self.kernel_path, installed).install()
         # the profiler's own threads start with its first session: now, not in a call
         with self._profiler(kernels=False):

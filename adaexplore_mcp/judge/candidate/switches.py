@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import sys
 from collections.abc import Callable, Iterator
+from types import FrameType
 from typing import Any, NoReturn
 
 from adaexplore_mcp.judge.candidate.gates import gate
@@ -42,8 +44,15 @@ class ProfilerSwitches:
     def __init__(self, events: list[tuple[str, str]]) -> None:
         self.events = events
         self._judge = [False]
+        self._on_stack: Callable[[FrameType | None], bool] = lambda frame: False
 
-    def install(self) -> None:
+    def install(self, candidate_on_stack: Callable[[FrameType | None], bool]) -> None:
+        """``candidate_on_stack(frame)``: whether the candidate's code runs anywhere from
+        ``frame`` outwards. A switch works only while the judge's profiler starts or stops and
+        no code of the candidate's is on the stack: torch's own start calls into modules a
+        kernel can patch (``torch.distributed.is_available``), and from there a kernel turned
+        the records off once the judge's profiler had turned them on."""
+        self._on_stack = candidate_on_stack
         modules = [importlib.import_module(name) for name in NAMESPACES]
         for name in SWITCHES:
             original = getattr(modules[0], name, None)
@@ -64,10 +73,14 @@ class ProfilerSwitches:
             self._judge[0] = False
 
     def _guarded(self, name: str, original: Callable[..., Any]) -> Callable[..., Any]:
-        events, judge = self.events, self._judge
+        events, judge, on_stack = self.events, self._judge, self._on_stack
+
+        def allowed(args: tuple) -> bool:
+            # past this function, the gate's check and the gate: the switch's caller
+            return judge[0] and not on_stack(sys._getframe(3))
 
         def refuse() -> NoReturn:
             events.append(("harness_tampering", f"torch's profiler switch {name} was called"))
             raise RuntimeError(f"{name} belongs to the judge's profiler")
 
-        return gate(original, lambda args: judge[0], refuse)
+        return gate(original, allowed, refuse)
