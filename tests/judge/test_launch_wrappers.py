@@ -20,8 +20,8 @@ def autotuner(benchmark, fn):
 """
 
 
-def _tritons_own() -> dict:
-    where = os.path.join(TRITON_DIR, "runtime", "autotuner.py")
+def _tritons_own(root: str = TRITON_DIR) -> dict:
+    where = os.path.join(root, "runtime", "autotuner.py")
     found: dict = {}
     exec(compile(TRITONS_OWN, where, "exec"), found)
     return found
@@ -61,3 +61,15 @@ def test_a_wrapper_takes_no_default_from_its_caller():
     result = wrapped("x", _judge_body=lambda args, kwargs: ran.append(args) or "theirs")
     assert result == "theirs" and ran == [("x",)]
     assert wrapped.__closure__ is None and set(wrapped.__globals__) == {"__builtins__"}
+
+
+def test_tritons_autotuner_is_known_through_a_link_to_its_directory(tmp_path):
+    """A virtual environment's ``lib64`` is often a link to its ``lib``: the code's file name
+    and Triton's directory need not be spelled alike."""
+    link = tmp_path / "triton"
+    link.symlink_to(TRITON_DIR)
+    own = _tritons_own(str(link))
+    state = _state()
+    state.profiling = True
+    wrapped = state.benchmark(_tritons_own()["bench"])
+    assert _ranges(lambda: own["autotuner"](wrapped, lambda: torch.ones(2).sum())) == ["b.3"]

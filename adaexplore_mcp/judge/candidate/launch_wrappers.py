@@ -62,7 +62,7 @@ class LaunchState:
         function can read it off its autotuner during a launch) and called it with work of its
         own had that work in the range the profiler exempts."""
         caller = sys._getframe(3)
-        return caller.f_code.co_filename.startswith(TRITON_DIR)
+        return os.path.realpath(caller.f_code.co_filename).startswith(TRITON_DIR)
 
     def outside(self, callback: Any) -> Any:
         """``callback``, the candidate's code that Triton calls inside a launch, in a range of
