@@ -2,14 +2,18 @@
 
 Installed before the candidate's module is imported:
 
-- Triton's launchers are wrapped: each launch is counted, the span of a launch (and of the
-  autotuner around it) is marked so that the torch work Triton does itself is not charged to the
-  candidate, and in ``noop`` mode a launch does nothing at all. Within that span the dispatch
-  mode still counts what the candidate's own code runs (it asks which code called); for the
-  profiler, the candidate's callables Triton calls there (a grid function, a heuristic, a
-  pre-run or autotuner hook, a config pruner) get ranges of their own;
+- Triton's launchers are wrapped (``candidate.launch_wrappers``): each launch is counted, the
+  span of a launch (and of the autotuner around it) is marked so that the torch work Triton
+  does itself is not charged to the candidate, and in ``noop`` mode a launch does nothing at
+  all. Within that span the dispatch mode still counts what the candidate's own code runs (it
+  asks which code called); for the profiler, the candidate's callables Triton calls there (a
+  grid function, a heuristic, a pre-run or autotuner hook, a config pruner) get ranges of their
+  own;
 - an audit hook refuses and records the candidate's own reach outside its computation;
-- the float32 precision switches and the threads alive are noted.
+- the float32 precision switches and the threads alive are noted;
+- what torch and Triton code the recorders run on is noted, to be found unchanged after each
+  call (``candidate.watch``), and everything the judge leaves within the kernel's reach is
+  sealed (``candidate.sealing``).
 
 Around each call: a ``TorchDispatchMode`` counts the torch operators forward runs outside its
 launches; the profiler records every thread's operators (``candidate.profiler``) in every call,
