@@ -29,6 +29,7 @@ PAST_THE_DISPATCHER = (
     "it runs an operator's kernel past torch's dispatcher, where no recorder sees it"
 )
 NATIVE_CODE = "a native library's code runs where no recorder sees it"
+TENSOR_EXPRESSIONS = "torch's TensorExpr compiler computes where no recorder sees it"
 # torch's own operators, whose kernels compute what a candidate must compute in Triton
 TORCHS = ("aten::", "prims::")
 
@@ -57,6 +58,10 @@ _ENTRY_POINTS: tuple[tuple[str, str, str, Callable[[tuple], str] | None], ...] =
         _named_operator,
     ),
     ("torch._C._te", "TensorExprKernel", PAST_THE_DISPATCHER, None),
+    # the same compiler built up as a loop nest and run by its evaluator: a softmax and a GEMM
+    # ran with no operator recorded at all
+    ("torch._C._te", "construct_codegen", TENSOR_EXPRESSIONS, None),
+    ("torch._C._te", "SimpleIREvaluator", TENSOR_EXPRESSIONS, None),
     ("torch._ops._Ops", "load_library", NATIVE_CODE, None),
     ("torch._classes._Classes", "load_library", NATIVE_CODE, None),
 )
