@@ -229,7 +229,6 @@ def glue_overloads() -> frozenset[tuple[str, str]]:
     """(operator, overload) of every ``aten`` glue operator as torch ships it: taken before the
     candidate's module is imported, so an overload it defines under a glue operator's name
     (``aten::copy_.anything``, through ``torch.library``) is not glue."""
-
     return frozenset(
         (name, overload)
         for name in GLUE_OPS
@@ -263,7 +262,6 @@ def changed_glue(tables: dict[str, str]) -> str | None:
 
 
 def _backend_kernels(qualified: str) -> str:
-
     rows = torch._C._dispatch_dump_table(qualified).splitlines()
     return "\n".join(row for row in rows if row.split(":")[0] in _BACKEND_KEYS)
 
