@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from adaexplore_mcp.judge.candidate.sealing import sealed
+from adaexplore_mcp.judge.candidate.sealing import sealed_entry
 
 
 def gate(
@@ -16,19 +16,14 @@ def gate(
 ) -> Callable[..., Any]:
     """``original`` behind a gate: called while ``allowed(args)`` holds, else ``refuse()``
     raises. The original is a positional-only default of the gate's check, itself a default of
-    the gate; both are sealed (``candidate.sealing``): whoever reaches the gate cannot call the
-    original without reading a function's defaults, which the audit hook refuses (a closure
+    the gate; both are sealed (``sealing.sealed_entry``): whoever reaches the gate cannot call
+    the original without reading a function's defaults, which the audit hook refuses (a closure
     cell, which no audit event covers, once held the original itself and let a kernel call
     it)."""
-    check = sealed(_check, defaults=(original, allowed, refuse))
-    return sealed(_gated, kwdefaults={"_judge_check": check})
+    return sealed_entry(_check, original, allowed, refuse)
 
 
 def _check(args, kwargs, call, allowed, refuse, /):
     if allowed(args):
         return call(*args, **kwargs)
     refuse()
-
-
-def _gated(*args: Any, _judge_check: Callable[..., Any], **kwargs: Any) -> Any:
-    return _judge_check(args, kwargs)

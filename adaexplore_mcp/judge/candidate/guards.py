@@ -23,7 +23,7 @@ import torch
 
 from adaexplore_mcp.judge.candidate.audit import candidate_on_stack
 from adaexplore_mcp.judge.candidate.gates import gate
-from adaexplore_mcp.judge.candidate.sealing import sealed
+from adaexplore_mcp.judge.candidate.sealing import sealed_entry
 
 PAST_THE_DISPATCHER = (
     "it runs an operator's kernel past torch's dispatcher, where no recorder sees it"
@@ -114,9 +114,8 @@ class DispatchGuards:
 
     def _with_guarded_dk(self, get: Callable[..., Any]) -> Callable[..., Any]:
         """``torch._C._get_operation_overload``, whose (op, op_dk, tags) has op_dk guarded:
-        sealed (``candidate.sealing``), the original a default of a default, as in a gate."""
-        found = sealed(_found, defaults=(get, self._guarded_dk))
-        return sealed(_gated, kwdefaults={"_judge_found": found})
+        sealed (``sealing.sealed_entry``), the original a default of a default, as in a gate."""
+        return sealed_entry(_found, get, self._guarded_dk)
 
     def _guarded_dk(self, name: str, overload: str, op_dk: Callable[..., Any]) -> Any:
         return self._guarded(f"{name}.{overload}._op_dk", op_dk, PAST_THE_DISPATCHER, _fixed(name))
@@ -128,10 +127,6 @@ def _found(args, kwargs, get, guarded_dk, /):
         return None
     op, op_dk, *rest = entry
     return (op, guarded_dk(*args, op_dk), *rest)
-
-
-def _gated(*args: Any, _judge_found: Callable[..., Any], **kwargs: Any) -> Any:
-    return _judge_found(args, kwargs)
 
 
 def _fixed(operator: str) -> Callable[[tuple], str]:
