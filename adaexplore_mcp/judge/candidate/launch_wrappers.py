@@ -19,18 +19,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import triton
 from torch.profiler import record_function  # bound now: a kernel could replace torch's
 
 from adaexplore_mcp.judge.candidate.launchers import (
+    TRITON_DIR,
     candidate_callbacks,
     launch_hook,
     launcher_classes,
     tritons,
 )
 from adaexplore_mcp.judge.candidate.sealing import sealed_entry
-
-TRITON_DIR = os.path.dirname(os.path.realpath(triton.__file__)) + os.sep
 
 
 @dataclass

@@ -15,6 +15,9 @@ import triton
 
 from adaexplore_mcp.judge.candidate.sealing import sealed_entry
 
+# where Triton's own code lies, its real path: code that names a file there is Triton's
+TRITON_DIR = os.path.dirname(os.path.realpath(triton.__file__)) + os.sep
+
 try:  # bound at import: a kernel may put modules of its own in sys.modules
     from triton import knobs
 except ImportError:
@@ -93,7 +96,7 @@ def tritons(function: Any) -> bool:
     if not isinstance(function, types.FunctionType):  # an object may say what it likes
         return False
     filename = os.path.realpath(function.__code__.co_filename)
-    return filename.startswith(os.path.dirname(os.path.realpath(triton.__file__)) + os.sep)
+    return filename.startswith(TRITON_DIR)
 
 
 def launch_hook() -> str | None:

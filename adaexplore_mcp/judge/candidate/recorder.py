@@ -18,6 +18,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from adaexplore_mcp.judge.candidate.launchers import TRITON_DIR
 from adaexplore_mcp.judge.candidate.sealing import sealed
 
 # Torch operators a forward may call besides its Triton kernels: allocation, views, reshapes,
@@ -297,12 +298,10 @@ def _package_dir(module: Any) -> str:
 def package_dirs() -> tuple[tuple[str, ...], str]:
     """Where code that launches lies (Triton's package, and this one, which wraps its launches),
     and what lies between an operator and the code that called it (torch's package)."""
-    import triton  # at install (``package_dirs`` is cached then), not per call
-
     # this module's own file, not ``sys.modules``: the judge's modules are gone from there once
     # the kernel is imported (``sealing.forget_judge_modules``)
     here = os.path.dirname(os.path.realpath(__file__)) + os.sep
-    return (_package_dir(triton), here), _package_dir(torch)
+    return (TRITON_DIR, here), _package_dir(torch)
 
 
 def _called_by_triton() -> bool:

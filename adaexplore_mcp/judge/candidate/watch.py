@@ -87,7 +87,7 @@ class Watch:
             self._keep(f"{module}.{name}", owner)
         self._keep("torch.ops.profiler", _profiler_ops())
         self._pinned = [
-            (f"{module}.{name}", owner, getattr(owner, name, None))
+            (module, name, owner, getattr(owner, name, None))
             for module, name in PINNED
             if (owner := _imported(module)) is not None
         ]
@@ -99,9 +99,9 @@ class Watch:
         self._kept.append((label, owner, values))
 
     def replaced(self) -> str | None:
-        for label, owner, value in self._pinned:
-            if owner.__dict__.get(label.rpartition(".")[2]) is not value:
-                return label
+        for module, name, owner, value in self._pinned:
+            if self._vars(owner).get(name) is not value:
+                return f"{module}.{name}"
         for label, owner, values in self._kept:
             now = self._vars(owner)
             for name, value in values.items():
