@@ -13,6 +13,8 @@ import pytest
 
 from adaexplore_mcp.judge.candidate.sealing import sealed
 
+from .exploits import NO_AUDITED_STEP
+
 HELPER = 41
 
 
@@ -50,41 +52,11 @@ def test_a_function_that_needs_its_modules_globals_or_a_closure_cannot_be_sealed
         sealed(closing)
 
 
-# Runs in a process of its own: the monitor's install cannot be undone.
-REACH = textwrap.dedent(
+# Runs in a process of its own: the monitor's install cannot be undone. ``_children`` is the
+# search's step, the exploit ``judge_state_searched_for_from_every_object``'s too.
+REACH = NO_AUDITED_STEP + textwrap.dedent(
     """
-    import collections, os, signal, sys, tempfile, threading, types
-
-
-    def children(value):
-        kind = type(value)
-        if issubclass(kind, dict):
-            return [(f"[{key!r:.40}]", item) for key, item in dict.items(value)]
-        if kind in (list, tuple, set, frozenset):
-            return [(f"[{index}]", item) for index, item in enumerate(value)]
-        if kind in (str, bytes, int, float, bool):
-            return []
-        found = []
-        if kind is types.FunctionType:
-            found.append((".__globals__", value.__globals__))
-            found += [
-                (f".__closure__[{index}]", cell.cell_contents)
-                for index, cell in enumerate(value.__closure__ or ())
-                if cell != types.CellType()
-            ]
-        elif kind is types.MethodType:
-            found += [(".__self__", value.__self__), (".__func__", value.__func__)]
-        elif kind is property:
-            found.append((".fget", value.fget))
-        if issubclass(kind, type):
-            found += [(".__mro__", type.__getattribute__(value, "__mro__"))]
-            found.append((".__dict__", dict(type.__getattribute__(value, "__dict__"))))
-        elif "__dict__" not in vars(kind) or kind is types.ModuleType:
-            try:
-                found.append((".__dict__", object.__getattribute__(value, "__dict__")))
-            except AttributeError:
-                pass
-        return found
+    import collections, os, signal, sys, tempfile, threading
 
 
     def reached(roots, targets):
@@ -100,7 +72,7 @@ REACH = textwrap.dedent(
             if name is not None and name not in found:
                 found[name] = path
             try:
-                queue.extend((path + label, child) for label, child in children(value))
+                queue.extend((path + label, child) for label, child in _children(value))
             except Exception:
                 pass
         return found
