@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 
 from adaexplore_mcp.judge.result import Phase
-from adaexplore_mcp.judge.worker.processes import Forked
+from adaexplore_mcp.judge.trusted.resident import printing_into
+from adaexplore_mcp.judge.worker.processes import Forked, run_forked
 from adaexplore_mcp.judge.worker.supervise import _exit, _reap_trusted, _Supervisor, _Tail
 
 
@@ -65,3 +67,25 @@ def test_what_a_crashed_trusted_process_printed_on_its_way_out_reaches_the_calle
         os.close(read)
     assert outcome.exit_code == 70
     assert "IndexError" in (outcome.judge_output_tail or "")
+
+
+def test_a_trusted_process_that_crashes_in_a_job_prints_its_traceback_into_the_jobs_pipe():
+    """Between jobs what it prints goes nowhere: its traceback, printed on its way out once the
+    job had given its output pipe back, was lost (an H200 run with four calls a gate: "crashed
+    (signal None, exit code 70) in phase timing", and nothing more)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: ends in run_forked, as the resident trusted process does
+        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__  # not pytest's capture
+
+        def job() -> None:
+            with printing_into(write):
+                raise IndexError("a timed call's index")
+
+        run_forked(job)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    with os.fdopen(read, "rb") as pipe:
+        printed = pipe.read().decode()
+    assert os.WEXITSTATUS(status) == 70
+    assert "IndexError: a timed call's index" in printed

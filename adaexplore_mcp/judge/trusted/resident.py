@@ -28,6 +28,7 @@ import select
 import socket
 import sys
 import traceback
+from collections.abc import Iterator
 
 import torch
 
@@ -144,39 +145,43 @@ class Resident:
             role: Channel(socket.socket(fileno=fd))
             for role, fd in zip(order.roles, sockets, strict=True)
         }
-        _print_into(out_w)
         try:
-            frame = read_frame(job_r)
-            if frame is None:
-                return  # the worker gave the job up
-            job = ChildJob.model_validate_json(frame[0])
-            for channel in channels.values():
-                with contextlib.suppress(ChannelClosed, FrameError):  # found lost in the job
-                    channel.receive(prepared_adapter, timeout_s=PREPARE_PATIENCE_S)
-            for role, channel in channels.items():
-                with contextlib.suppress(ChannelClosed):  # a process that is gone: found so
-                    channel.send(HandedJob(job=_part_for(role, job)))
-            links = self._links(job, channels, order)
-            try:
-                with profiled(os.environ, "trusted"):
-                    run(job, Reporter(report_w), links, self.peaks)
-            finally:
-                arenas: list[Arena | LentArena] = []
-                for role, link in links.items():
-                    link.unmap()
-                    if role == "task" and order.task_kept:
-                        # the process lives on and may still map them: kept as long as this one
-                        self.kept_for_life += link.arenas()
-                    else:
-                        arenas += link.arenas()
-                self.unfreed[order.seq] = arenas
+            with printing_into(out_w):
+                self._run(order, job_r, report_w, channels)
         finally:
-            _print_into(None)
             for channel in channels.values():
                 channel.close()
             for fd in (job_r, report_w):
                 with contextlib.suppress(OSError):
                     os.close(fd)
+
+    def _run(
+        self, order: ResidentOrder, job_r: int, report_w: int, channels: dict[Role, Channel]
+    ) -> None:
+        frame = read_frame(job_r)
+        if frame is None:
+            return  # the worker gave the job up
+        job = ChildJob.model_validate_json(frame[0])
+        for channel in channels.values():
+            with contextlib.suppress(ChannelClosed, FrameError):  # found lost in the job
+                channel.receive(prepared_adapter, timeout_s=PREPARE_PATIENCE_S)
+        for role, channel in channels.items():
+            with contextlib.suppress(ChannelClosed):  # a process that is gone: found so
+                channel.send(HandedJob(job=_part_for(role, job)))
+        links = self._links(job, channels, order)
+        try:
+            with profiled(os.environ, "trusted"):
+                run(job, Reporter(report_w), links, self.peaks)
+        finally:
+            arenas: list[Arena | LentArena] = []
+            for role, link in links.items():
+                link.unmap()
+                if role == "task" and order.task_kept:
+                    # the process lives on and may still map them: kept as long as this one
+                    self.kept_for_life += link.arenas()
+                else:
+                    arenas += link.arenas()
+            self.unfreed[order.seq] = arenas
 
     def _links(self, job: ChildJob, channels: dict[Role, Channel], order: ResidentOrder):
         own: set[str] = set()  # the arenas of this job, which no process may send back
@@ -277,6 +282,21 @@ def _part_for(role: str, job: ChildJob) -> ChildJob:
     if role == "candidate":
         return job.model_copy(update={"task": None})
     return job.model_copy(update={"code": None})
+
+
+@contextlib.contextmanager
+def printing_into(fd: int) -> Iterator[None]:
+    """Standard output and error into a job's output pipe for the block, then nowhere. An error
+    that ends this process is printed while the pipe is still there: printed on the process's way
+    out, it went nowhere, and the job's error said only "crashed (signal None, exit code 70)"."""
+    _print_into(fd)
+    try:
+        yield
+    except BaseException:
+        traceback.print_exc()
+        raise
+    finally:
+        _print_into(None)
 
 
 def _print_into(fd: int | None) -> None:
