@@ -144,11 +144,13 @@ class CandidateSubject:
                     failure = exc
                 finally:
                     self.monitor.compile_gate[0] = None
-        except Exception:
-            # the recorders could not stop once forward had failed: it exhausted the process
-            # (a thread bomb left the profiler no memory), and its own error says why
+        except Exception as exc:
+            # the recorders could not start or stop: forward exhausted the process (a thread
+            # bomb left the profiler no memory), and its own error says why; or code of the
+            # kernel's ran as the judge's profiler started and threw a switch, refused with an
+            # error and an event (a crash of the process would have hidden the event)
             if failure is None:
-                raise
+                raise UserCodeError(describe_exception(exc, KERNEL_FILE), self._signals()) from None
         if isinstance(failure, UserCodeError):
             failure.signals = signals
             raise failure
@@ -193,12 +195,19 @@ class CandidateSubject:
         model = self.models[request.variant]
         failure: BaseException | None = None
         answer: tuple[Answer, bytes] | None = None
-        with self.monitor.call("timed", poison=False) as signals:  # timed calls run as they are
-            try:
-                with torch.no_grad():
-                    answer = self._server.arm(request, payload, lambda args: model(*args), signals)
-            except BaseException as exc:
-                failure = exc
+        signals = Signals()
+        try:
+            with self.monitor.call("timed", poison=False) as signals:  # run as they are
+                try:
+                    with torch.no_grad():
+                        answer = self._server.arm(
+                            request, payload, lambda args: model(*args), signals
+                        )
+                except BaseException as exc:
+                    failure = exc
+        except Exception as exc:  # the recorders could not start or stop (``call``)
+            if failure is None:
+                raise UserCodeError(describe_exception(exc, KERNEL_FILE), self._signals()) from None
         if failure is not None or answer is None:
             assert failure is not None
             raise UserCodeError(describe_exception(failure, KERNEL_FILE), signals)
