@@ -142,6 +142,17 @@ def test_the_first_signals_can_be_turned_off_for_measuring_their_cost(unguarded_
     assert result.status is Status.CORRECT
 
 
+def test_with_the_first_signals_off_the_profilers_switches_refuse_no_kernel_on_the_stack(
+    unguarded_judge,
+):
+    """The switches' rule that no code of the kernel's be on the stack is a first signal too:
+    kept on, it failed the GPU's exploits that stand for a dishonest server (they wrap the
+    server's methods, so their code is on the stack as every call's profiler starts)."""
+    (thrown,) = [e for e in EXPLOITS if e.name.startswith("profiler_switch_thrown_and_its")]
+    result = unguarded_judge.evaluate(TASKS[thrown.task], thrown.code)
+    assert result.status is Status.CORRECT, result.message
+
+
 def test_an_impossible_speedup_is_measured_against_the_bandwidth():
     gib = 2**30
     integrity.speed_of_light(0.30, gib, 4e12, 0.7)  # 0.27 ms needed: plausible

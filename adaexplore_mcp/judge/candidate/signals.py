@@ -85,13 +85,19 @@ class Monitor:
         self.compile_gate: list[Callable[[Callable[[], Any]], Any] | None] = [None]
 
     def install(self, *, audit: bool = True) -> None:
-        """Before the candidate's module is imported; irreversible for this process."""
+        """Before the candidate's module is imported; irreversible for this process.
+        ``audit``: the audit hook, the renaming guard and the switches' refusal of the kernel's
+        code on the stack; off only with the integrity checks (``IntegritySettings.enabled``)."""
         import torch._dynamo  # noqa: F401  (on import it rewraps torch.manual_seed and friends)
 
         self._glue = glue_overloads()
         self._glue_tables = glue_tables()
         installed = installed_code(self.workdir)
-        self._switches.install(lambda frame: candidate_on_stack(frame, self.kernel_path, installed))
+        self._switches.install(
+            (lambda frame: candidate_on_stack(frame, self.kernel_path, installed))
+            if audit
+            else (lambda frame: False)  # a first signal, off with the others
+        )
         DispatchGuards(self.events, self.kernel_path, installed).install()
         # the profiler's own threads start with its first session: now, not in a call
         with self._profiler(kernels=False):
