@@ -16,6 +16,7 @@ from .exploits import (
     EXPLOITS,
     HARMLESS,
     IDENTITY_TASK,
+    JUDGES_OWN,
     Exploit,
     by_name,
     copied_by_triton,
@@ -142,14 +143,54 @@ def test_the_first_signals_can_be_turned_off_for_measuring_their_cost(unguarded_
     assert result.status is Status.CORRECT
 
 
+# the kernel's code runs as the judge's recorders start (they flush standard error first)
+RECORDERS_FAIL_TO_START = wrapped(
+    "return honest(x)",
+    prelude="""
+class _Broken:
+    def __getattr__(self, name):
+        return getattr(sys.__stderr__, name)
+
+    def flush(self):
+        raise RuntimeError("the kernel's standard error cannot flush")
+
+
+sys.stderr = _Broken()
+""",
+)
+
+
+def test_a_kernel_whose_code_fails_as_the_recorders_start_gets_its_error_back(cpu_judge):
+    """The recorders' own failure to start ended the kernel's process (exit code 70, "os._exit
+    in the kernel?"); now the call fails with the error, and with any event recorded so far (a
+    profiler switch refused as it started)."""
+    result = cpu_judge.evaluate(TASKS["softmax"], RECORDERS_FAIL_TO_START)
+    assert result.status is Status.RUNTIME_ERROR, result.message
+    assert "standard error cannot flush" in result.message and "exit code" not in result.message
+
+
 def test_with_the_first_signals_off_the_profilers_switches_refuse_no_kernel_on_the_stack(
     unguarded_judge,
 ):
     """The switches' rule that no code of the kernel's be on the stack is a first signal too:
     kept on, it failed the GPU's exploits that stand for a dishonest server (they wrap the
     server's methods, so their code is on the stack as every call's profiler starts)."""
-    (thrown,) = [e for e in EXPLOITS if e.name.startswith("profiler_switch_thrown_and_its")]
-    result = unguarded_judge.evaluate(TASKS[thrown.task], thrown.code)
+    serving = wrapped(
+        "return honest(x)",
+        prelude=JUDGES_OWN,
+        suffix="""
+_server = _judges("subject.server", "Server")
+_answer = _server._answer
+
+
+def _answered(self, request, payload):
+    return _answer(self, request, payload)  # on the stack as each call's profiler starts
+
+
+_server._answer = _answered
+""",
+    )
+    result = unguarded_judge.evaluate(TASKS["softmax"], serving)
     assert result.status is Status.CORRECT, result.message
 
 

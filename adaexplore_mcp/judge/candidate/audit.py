@@ -19,6 +19,9 @@ from adaexplore_mcp.judge.candidate.provenance import (
     compiles_under_a_packages_name,
     unmarshals_under_a_packages_name,
 )
+from adaexplore_mcp.judge.own_builtins import own_builtins
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
 
 _STDLIB = tuple(
     {os.path.realpath(p) + os.sep for p in (sysconfig.get_paths()["stdlib"],)}

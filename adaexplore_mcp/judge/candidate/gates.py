@@ -7,6 +7,9 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from adaexplore_mcp.judge.candidate.sealing import sealed_entry
+from adaexplore_mcp.judge.own_builtins import own_builtins
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
 
 
 def gate(

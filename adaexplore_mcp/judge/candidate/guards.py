@@ -24,6 +24,9 @@ import torch
 from adaexplore_mcp.judge.candidate.audit import candidate_on_stack
 from adaexplore_mcp.judge.candidate.gates import gate
 from adaexplore_mcp.judge.candidate.sealing import sealed_entry
+from adaexplore_mcp.judge.own_builtins import own_builtins
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
 
 PAST_THE_DISPATCHER = (
     "it runs an operator's kernel past torch's dispatcher, where no recorder sees it"

@@ -16,6 +16,7 @@ from adaexplore_mcp.judge.candidate.interpreter import emulate_tf32_dots
 from adaexplore_mcp.judge.candidate.sealing import forget_judge_modules
 from adaexplore_mcp.judge.candidate.signals import Monitor
 from adaexplore_mcp.judge.errors import KERNEL_FILE, describe_exception
+from adaexplore_mcp.judge.own_builtins import own_builtins
 from adaexplore_mcp.judge.subject.loading import (
     describe_platform,
     load_module,
@@ -48,6 +49,8 @@ from adaexplore_mcp.judge.wire.subject import (
     request_adapter,
 )
 from adaexplore_mcp.judge.wire.values import Value
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
 
 MISSING = SubjectError(
     type="MissingModelNew",
@@ -120,7 +123,7 @@ class CandidateSubject:
     def call(self, request: CallRequest, payload: bytes) -> tuple[Answer, bytes]:
         assert self.monitor is not None
         model = self.models[request.variant]
-        args = self.codec.decode(request.args, payload)
+        args: list[Any] = []
         failure: BaseException | None = None
         output: Any = None
         notes = request.compile_notes and self.device.type == "cuda"
@@ -133,6 +136,10 @@ class CandidateSubject:
         signals = Signals()
         try:
             with self.monitor.call(request.mode, poison=poison) as signals:
+                # the inputs decoded under the recorders: a kernel's hook in the decoder (a
+                # ``Tensor.as_strided`` of its own) met each call's fresh inputs there, ran
+                # torch's softmax on them and had Triton copy the result
+                args = self.codec.decode(request.args, payload)
                 try:
                     with torch.no_grad():
                         output = model(*args)

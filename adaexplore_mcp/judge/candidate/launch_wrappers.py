@@ -29,6 +29,9 @@ from adaexplore_mcp.judge.candidate.launchers import (
     tritons,
 )
 from adaexplore_mcp.judge.candidate.sealing import sealed_entry
+from adaexplore_mcp.judge.own_builtins import own_builtins
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
 
 
 @dataclass

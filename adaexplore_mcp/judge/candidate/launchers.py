@@ -14,6 +14,9 @@ from typing import Any
 import triton
 
 from adaexplore_mcp.judge.candidate.sealing import sealed_entry
+from adaexplore_mcp.judge.own_builtins import own_builtins
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
 
 # where Triton's own code lies, its real path: code that names a file there is Triton's
 TRITON_DIR = os.path.dirname(os.path.realpath(triton.__file__)) + os.sep

@@ -11,19 +11,47 @@ import sys
 from typing import Any
 
 import torch
-from torch.profiler import ProfilerActivity, profile  # bound now: the kernel may replace theirs
+from torch.autograd import (
+    DeviceType,
+    ProfilerActivity,
+    ProfilerConfig,
+    ProfilerState,
+    _disable_profiler,
+    _enable_profiler,
+    _KinetoEvent,
+    _prepare_profiler,
+    _ProfilerResult,
+)
 
 from adaexplore_mcp.judge.candidate.recorder import top_level_ops, torch_time_us
 from adaexplore_mcp.judge.candidate.switches import ProfilerSwitches
+from adaexplore_mcp.judge.own_builtins import own_builtins
 from adaexplore_mcp.judge.wire.subject import KernelRecord, Profile
 
-# bound now too: imported per call, a module the kernel had put in sys.modules was taken (its
-# copy without this class made the profiler watch the calling thread alone)
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
+
+# Everything the profiler's start, stop and read call is bound now, before the kernel is
+# imported, and called as bound: torch's ``profile`` class looks its methods up as it runs, and
+# a kernel's ``config`` that put the original back as it was called (the watch never saw it)
+# started the judge's profiler with no CPU activity; torch's softmax then ran unrecorded.
 _EXPERIMENTAL: Any = getattr(torch._C._profiler, "_ExperimentalConfig", None)
+_SYNCHRONIZE = torch.cuda.synchronize
+_DEMANGLE = torch._C._demangle
+_RESULT_EVENTS = _ProfilerResult.events
+_TRACE_START_NS = _ProfilerResult.trace_start_ns
+_NAME = _KinetoEvent.name
+_THREAD = _KinetoEvent.start_thread_id
+_START_NS = _KinetoEvent.start_ns
+_END_NS = _KinetoEvent.end_ns
+_IS_USER_ANNOTATION = _KinetoEvent.is_user_annotation
+_SCOPE = _KinetoEvent.scope
+_DEVICE_TYPE = _KinetoEvent.device_type
+_IS_HIDDEN = getattr(_KinetoEvent, "is_hidden_event", None)
+_CPU = DeviceType.CPU
 
 
 class CallProfiler:
-    """torch.profiler over one call: every thread's operators, and with ``kernels`` the GPU's
+    """torch's profiler over one call: every thread's operators, and with ``kernels`` the GPU's
     kernels. ``switches``: the profiler's own, which work only for the judge's profiler."""
 
     def __init__(
@@ -38,45 +66,50 @@ class CallProfiler:
         # and Triton's own benchmarking of an autotuner's configs
         self._launch_range, self._callback_range, self._bench_range = ranges
         self._switches = switches
-
-        activities = [ProfilerActivity.CPU]
-        if kernels and device.type == "cuda":
-            activities.append(ProfilerActivity.CUDA)
-        kwargs: dict[str, Any] = {}
-        if _EXPERIMENTAL is not None:
-            with contextlib.suppress(TypeError):  # older torch: the calling thread only
-                kwargs["experimental_config"] = _EXPERIMENTAL(profile_all_threads=True)
-        self._profile = profile(activities=activities, **kwargs)
-        self._kernels = ProfilerActivity.CUDA in activities
+        self._kernels = kernels and device.type == "cuda"
+        self._activities = {ProfilerActivity.CPU}
+        if self._kernels:
+            self._activities.add(ProfilerActivity.CUDA)
+        self._config = _config()
+        self._results: Any = None
         self._quiet = _QuietStderr()
 
     def __enter__(self) -> CallProfiler:
         with self._quiet, self._own():
-            self._profile.__enter__()
+            _prepare_profiler(self._config, self._activities)
+            _enable_profiler(self._config, self._activities)
         return self
 
     def __exit__(self, *exc: object) -> None:
         with self._quiet, self._own():
-            self._profile.__exit__(*exc)
+            if self._kernels:
+                _SYNCHRONIZE()  # the call's kernels end before their records are collected
+            self._results = _disable_profiler()
 
     def _own(self) -> contextlib.AbstractContextManager[None]:
         return self._switches.judges_own()
 
     def report(self, triton_names: set[str]) -> Profile:
         with self._quiet:
-            events = self._events()
+            events = operator_records(self._results)
         ranges = (self._launch_range, self._callback_range, self._bench_range)
         return summarize(events, ranges, triton_names)
 
-    def _events(self) -> list:
-        """The call's events. With no kernels traced, read straight from the profiler's
-        results: torch's own parse builds a full record (shapes, stacks, memory, a tree) of
-        every event, ~10 ms of a timed span's 25 on an H100, for the five fields the checks
-        read. Kernels need torch's parse, which ties each to the operator that launched it."""
-        results = getattr(getattr(self._profile, "profiler", None), "kineto_results", None)
-        if self._kernels or results is None:
-            return list(self._profile.events())
-        return operator_records(results)
+
+def _config() -> Any:
+    """Kineto's profiler, with no shapes, memory, stacks, flops or modules recorded, on every
+    thread where this torch can (older ones watch the calling thread alone)."""
+    experimental = None
+    if _EXPERIMENTAL is not None:
+        with contextlib.suppress(TypeError):
+            experimental = _EXPERIMENTAL(profile_all_threads=True)
+    if experimental is None and _EXPERIMENTAL is not None:
+        experimental = _EXPERIMENTAL()
+    fields = (ProfilerState.KINETO, False, False, False, False, False, experimental)
+    try:
+        return ProfilerConfig(*fields, "")  # and a trace id, where this torch takes one
+    except TypeError:
+        return ProfilerConfig(*fields)
 
 
 class _TimeRange:
@@ -90,20 +123,22 @@ class _TimeRange:
 
 
 class OperatorRecord:
-    """What the checks read of one host-side profiler event, as ``FunctionEvent`` names it
-    (microseconds from the trace's start)."""
+    """What the checks read of one profiler event, as torch's ``FunctionEvent`` names it
+    (microseconds from the trace's start; a GPU kernel's name demangled, as torch's parse
+    gives it)."""
 
     __slots__ = ("device_type", "is_user_annotation", "name", "scope", "thread", "time_range")
 
     def __init__(self, event: Any, trace_start_ns: int) -> None:
-        self.name: str = event.name()
-        self.thread: int = event.start_thread_id()
+        self.device_type = _DEVICE_TYPE(event)
+        name: str = _NAME(event)
+        self.name = name if self.device_type == _CPU else _DEMANGLE(name)
+        self.thread: int = _THREAD(event)
         self.time_range = _TimeRange(
-            (event.start_ns() - trace_start_ns) / 1e3, (event.end_ns() - trace_start_ns) / 1e3
+            (_START_NS(event) - trace_start_ns) / 1e3, (_END_NS(event) - trace_start_ns) / 1e3
         )
-        self.is_user_annotation: bool = event.is_user_annotation()
-        self.scope: int = event.scope()
-        self.device_type = event.device_type()
+        self.is_user_annotation: bool = _IS_USER_ANNOTATION(event)
+        self.scope: int = _SCOPE(event)
 
 
 # the bookkeeping records torch's own parse leaves out (``profiler_util._filter_name``)
@@ -122,12 +157,14 @@ _LEFT_OUT = frozenset(
 
 
 def operator_records(results: Any) -> list[OperatorRecord]:
-    """The host-side events of a CPU-only profile, as ``profile.events()`` would give them."""
-    start = results.trace_start_ns()
+    """The events of a profile, as ``profile.events()`` would give the fields the checks read,
+    without torch's parse: it builds a full record (shapes, stacks, memory, a tree) of every
+    event (~10 ms of a timed span's 25 on an H100), and it runs on methods a kernel can replace."""
+    start = _TRACE_START_NS(results)
     return [
         OperatorRecord(event, start)
-        for event in results.events()
-        if event.name() not in _LEFT_OUT and not getattr(event, "is_hidden_event", lambda: False)()
+        for event in _RESULT_EVENTS(results)
+        if _NAME(event) not in _LEFT_OUT and not (_IS_HIDDEN is not None and _IS_HIDDEN(event))
     ]
 
 

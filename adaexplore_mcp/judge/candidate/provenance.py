@@ -17,6 +17,9 @@ from types import CodeType, FrameType
 from typing import Any
 
 from adaexplore_mcp.judge.candidate.gates import gate
+from adaexplore_mcp.judge.own_builtins import own_builtins
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
 
 RENAMING = (
     "code that names another file (a code object or function built, a function given "

@@ -20,6 +20,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from adaexplore_mcp.judge.candidate.launchers import TRITON_DIR
 from adaexplore_mcp.judge.candidate.sealing import sealed
+from adaexplore_mcp.judge.own_builtins import own_builtins
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
 
 # Torch operators a forward may call besides its Triton kernels: allocation, views, reshapes,
 # copies and conversions. Anything else (a matmul, a reduction, an activation) is the

@@ -6,7 +6,8 @@ kernel reaches each of them without an audited step, and from a function, again 
 its closure's cells (``__closure__``) and its module's globals (``__globals__``): from one
 wrapper a red team read the secret name of the judge's benchmarking range, and through a
 module's globals replaced the profiler's operator filter, which then let torch's softmax
-through. So a *sealed* function has no closure and no globals but the builtins: whatever it
+through. So a *sealed* function has no closure and no globals but the builtins (the judge's
+copy of them, ``judge.own_builtins``): whatever it
 needs is a default of its own, and reading a function's defaults is refused by the audit hook
 (``candidate.audit``). The judge's modules are also taken out of ``sys.modules`` before the
 kernel is imported (``forget_judge_modules``): what is left of them is reachable only from the
@@ -22,9 +23,12 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from adaexplore_mcp.judge.own_builtins import own_builtins
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 _BUILTINS = frozenset(vars(builtins))
+_OWN_BUILTINS = own_builtins()  # a sealed function's builtins: ``judge.own_builtins``
 PACKAGE = "adaexplore_mcp"
 
 
@@ -52,7 +56,7 @@ def sealed(
         )
     rebuilt = types.FunctionType(
         function.__code__,
-        {"__builtins__": builtins},
+        {"__builtins__": _OWN_BUILTINS},
         function.__name__,
         function.__defaults__ if defaults is None else defaults,
     )

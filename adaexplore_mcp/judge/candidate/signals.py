@@ -56,7 +56,10 @@ from adaexplore_mcp.judge.candidate.recorder import (
 )
 from adaexplore_mcp.judge.candidate.switches import ProfilerSwitches
 from adaexplore_mcp.judge.candidate.watch import Watch
+from adaexplore_mcp.judge.own_builtins import own_builtins
 from adaexplore_mcp.judge.wire.subject import AuditEvent, Signals
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
 
 
 class Monitor:

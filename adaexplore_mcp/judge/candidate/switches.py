@@ -19,6 +19,9 @@ from types import FrameType
 from typing import Any, NoReturn
 
 from adaexplore_mcp.judge.candidate.gates import gate
+from adaexplore_mcp.judge.own_builtins import own_builtins
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
 
 SWITCHES = (
     "_toggle_collection_dynamic",

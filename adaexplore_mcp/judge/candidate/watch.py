@@ -19,6 +19,10 @@ import importlib
 import types
 from typing import Any
 
+from adaexplore_mcp.judge.own_builtins import own_builtins
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
+
 # where the profiler's, the dispatch mode's and the guards' functions live, and the profiler's
 # own switches (``candidate.switches``)
 WATCHED_MODULES = (

@@ -9,7 +9,10 @@ from types import ModuleType
 
 import torch
 
+from adaexplore_mcp.judge.own_builtins import own_builtins
 from adaexplore_mcp.judge.wire.subject import ReadyAnswer
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
 
 
 def load_module(path: str, name: str) -> ModuleType:

@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from adaexplore_mcp.judge.own_builtins import own_builtins
 from adaexplore_mcp.judge.wire import cuda
 from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed
 from adaexplore_mcp.judge.wire.ipc import ArenaDecoder, SharingEncoder
@@ -40,6 +41,8 @@ from adaexplore_mcp.judge.wire.values import (
     PayloadEncoder,
     Value,
 )
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
 
 Handler = Callable[[Any, bytes], tuple[Answer, bytes]]
 

@@ -11,7 +11,10 @@ from typing import Any
 
 import torch
 
+from adaexplore_mcp.judge.own_builtins import own_builtins
 from adaexplore_mcp.judge.wire.subject import MAX_PRINTS, TensorPrint, WeightPrint
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
 
 _LISTED = 1 << 16  # tensors counted at most, of each kind
 _CHUNK = 1 << 24  # elements summed at a time: a float64 copy of a huge weight would not fit

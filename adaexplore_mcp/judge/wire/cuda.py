@@ -11,6 +11,10 @@ import ctypes
 import functools
 from typing import Any
 
+from adaexplore_mcp.judge.own_builtins import own_builtins
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
+
 IPC_HANDLE_BYTES = 64
 _LAZY_ENABLE_PEER_ACCESS = 1
 _WAIT_GEQ = 0x0

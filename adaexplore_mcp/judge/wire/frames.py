@@ -18,6 +18,10 @@ from typing import TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from adaexplore_mcp.judge.own_builtins import own_builtins
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
+
 HEADER = struct.Struct(">IQ")
 MAX_BODY = 64 * 2**20
 MAX_PAYLOAD = 8 * 2**30

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from adaexplore_mcp.judge.own_builtins import own_builtins
 from adaexplore_mcp.judge.wire import cuda
 from adaexplore_mcp.judge.wire.values import (
     DecodeError,
@@ -33,6 +34,8 @@ from adaexplore_mcp.judge.wire.values import (
     describe,
     view_of,
 )
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
 
 ALIGN = 256
 L = TypeVar("L")

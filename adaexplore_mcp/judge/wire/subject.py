@@ -12,8 +12,11 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from adaexplore_mcp.judge.own_builtins import own_builtins
 from adaexplore_mcp.judge.wire.values import Value
 from adaexplore_mcp.tasks.model import ShapeValue
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
 
 
 class _Message(BaseModel):

@@ -15,6 +15,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from adaexplore_mcp.judge.own_builtins import own_builtins
+
+__builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
+
 MAX_DEPTH = 4
 MAX_ITEMS = 4096
 _ALLOWED_DTYPES = (
