@@ -115,3 +115,24 @@ def test_integers_compare_exactly_however_large(dtype):
     assert mismatch is not None and mismatch.mismatch_count == 1
     assert mismatch.first_bad_index == [2]
     assert not bool(Comparison(TOL, None).close_enough(actual, expected))
+
+
+FLOAT8 = ["float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz"]
+
+
+@pytest.mark.parametrize("name", FLOAT8)
+def test_a_float8_output_passes_one_step_apart_and_not_as_zeros(name):
+    """atol was as large as rtol (2**-3 for e4m3): zeros passed for every probability under
+    0.125, and a kernel that wrote zero bytes passed a softmax over rows of 1000."""
+    from adaexplore_mcp.judge.policy import default_tolerances
+
+    dtype = getattr(torch, name)
+    generator = torch.Generator().manual_seed(0)
+    expected = torch.softmax(torch.randn(64, 1000, generator=generator), -1).to(dtype)
+    compare = Comparison(default_tolerances(), None).compare
+    zeros = torch.zeros_like(expected.view(torch.uint8)).view(dtype)
+    assert compare(zeros, expected, variant="v", trial=0).kind == "values"
+    # the next value up from each (positive) one: its bits plus one
+    stepped = (expected.view(torch.uint8) + 1).view(dtype)
+    assert torch.isfinite(stepped.float()).all()
+    assert compare(stepped, expected, variant="v", trial=0) is None
