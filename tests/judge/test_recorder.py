@@ -135,3 +135,45 @@ def test_the_profilers_results_read_directly_give_what_torchs_parse_gives(device
     # aten::sum), which the checks never reach: they read the outermost operators
     assert {fields(e) for e in parsed} <= {fields(e) for e in direct}
     assert len({e.thread for e in direct}) >= 2
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_the_judges_profiler_reads_a_gpus_kernels_as_torchs_parse_does():
+    """The judge's profiler starts Kineto and reads its events itself, with no torch Python on
+    the way (a kernel's replacement of torch's ``profile.config`` started it blind): the
+    kernels, their names and the operators must read as torch's parse of the same trace."""
+    import triton
+    import triton.language as tl
+    from torch.profiler import ProfilerActivity, profile
+
+    from adaexplore_mcp.judge.candidate.profiler import CallProfiler, summarize
+    from adaexplore_mcp.judge.candidate.switches import ProfilerSwitches
+
+    @triton.jit
+    def double(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offsets < n
+        tl.store(y_ptr + offsets, 2 * tl.load(x_ptr + offsets, mask=mask), mask=mask)
+
+    ranges = ("judge.launch", "judge.callback", "judge.bench")
+    x = torch.randn(256, 256, device="cuda")
+
+    def work() -> None:
+        y = torch.empty_like(x)
+        double[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        torch.softmax(x @ y, -1)
+        torch.cuda.synchronize()
+
+    work()  # compiled before either profile
+    judges = CallProfiler(torch.device("cuda"), ranges, ProfilerSwitches([]), kernels=True)
+    with judges:
+        work()
+    ours = judges.report({"double"})
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        work()
+    theirs = summarize(list(prof.events()), ranges, {"double"})
+    launches = {k.name: (k.launches, k.triton) for k in ours.kernels}
+    assert launches == {k.name: (k.launches, k.triton) for k in theirs.kernels}, (ours, theirs)
+    assert any(k.triton for k in ours.kernels) and not all(k.triton for k in ours.kernels)
+    assert ours.torch_ops == theirs.torch_ops and ours.torch_ops["softmax"] == 1, ours
