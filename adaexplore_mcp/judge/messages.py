@@ -181,6 +181,14 @@ def _incorrect(mismatch: Mismatch) -> str:
     where = f"output {mismatch.output_index} on shape {mismatch.variant}, trial {mismatch.trial}"
     kind = mismatch.kind
     if kind == "input_modified":
+        if mismatch.reference_modifies_input:
+            return (
+                f"Input {mismatch.output_index} was modified by the kernel on shape "
+                f"{mismatch.variant}, as the task's reference modifies it too. The judge holds "
+                "every kernel to leaving its inputs as they were, so it cannot judge a task "
+                "whose reference works in place: change the task's forward to work on a copy "
+                "(x = x.clone()) and return the result."
+            )
         return (
             f"Input {mismatch.output_index} was modified by the kernel on shape "
             f"{mismatch.variant}. Kernels must not write to their inputs: write results to a "

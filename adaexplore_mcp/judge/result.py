@@ -70,6 +70,11 @@ class Mismatch(BaseModel):
         description="The float32 inputs of this input set were multiplied by this factor "
         "(the float32-range trial of the tf32 policy, docs/precision.md).",
     )
+    reference_modifies_input: bool | None = Field(
+        default=None,
+        description="For input_modified: whether the task's reference writes to that input too "
+        "(a task the judge cannot hold kernels to; its reference should work on a copy).",
+    )
     errors_by_shape: list[ShapeError] | None = Field(
         default=None,
         description="When the error is the size rounding produces: the same output's relative "

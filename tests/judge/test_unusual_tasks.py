@@ -154,3 +154,22 @@ def test_what_a_task_cannot_send_is_the_tasks_error(cpu_judge, forward, inputs, 
     code = _kernel("tl.store(out_ptr + offsets, x * 2.0, mask=mask)", "buf.view(-1)")
     with pytest.raises(TaskError, match=error):
         cpu_judge.evaluate(task, code)
+
+
+@pytest.mark.parametrize(
+    ("forward", "says"),
+    [("x.mul_(2.0)", "the task's reference modifies it too"), ("x * 2.0", "must not write")],
+    ids=["reference_in_place", "reference_out_of_place"],
+)
+def test_a_kernel_that_writes_its_input_is_told_whether_the_task_does_too(
+    cpu_judge, forward, says
+):
+    """A task whose reference works in place fails an honest kernel that does the same: the
+    message said only "Kernels must not write to their inputs", blaming the kernel for the
+    task's design; now it says what to change in the task."""
+    task = _task(forward, "[torch.randn(n)]", "doubled")
+    in_place = _kernel("tl.store(out_ptr + offsets, x * 2.0, mask=mask)", "x.copy_(buf.view(-1))")
+    result = cpu_judge.evaluate(task, in_place)
+    assert result.status is Status.INCORRECT, result.message
+    assert result.correctness.mismatch.kind == "input_modified"
+    assert says in result.message, result.message

@@ -252,6 +252,9 @@ class TrustedEvaluation:
                     trial=trial,
                     output_index=modified,
                     kind="input_modified",
+                    reference_modifies_input=self.exchange.reference_modifies(
+                        key, master, modified
+                    ),
                 )
             )
         count = self.work is None and mode == "check" and scale is None  # the first such

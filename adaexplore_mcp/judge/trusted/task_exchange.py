@@ -19,6 +19,7 @@ import torch
 
 from adaexplore_mcp.judge.result import SkippedVariant
 from adaexplore_mcp.judge.trusted.common import ask_task, task_failure
+from adaexplore_mcp.judge.trusted.compare import first_modified
 from adaexplore_mcp.judge.trusted.link import Link
 from adaexplore_mcp.judge.trusted.shapes import probe_reference
 from adaexplore_mcp.judge.wire.subject import (
@@ -141,6 +142,17 @@ class TaskExchange:
                     ),
                 )
         return expected, answer
+
+    def reference_modifies(self, key: int, pristine: list[Any], index: int) -> bool:
+        """Whether the reference, run on the set ``key`` (then forgotten), writes to its input
+        ``index`` (``pristine``: the set as it was made): an honest kernel that does what such
+        a reference does is failed for it, and the message then says the task must change."""
+        answer, payload = self.ask(ReferenceRequest(key=key, inputs_after=True), ValuesAnswer)
+        after = self.link.take(answer.inputs_after or [], payload, set())
+        self.forget(key)
+        if index >= len(after):
+            return False
+        return first_modified([pristine[index]], [after[index]]) is not None
 
     def forget(self, key: int) -> None:
         self.ask(ForgetRequest(keys=[key]), OkAnswer)
