@@ -161,9 +161,7 @@ def test_what_a_task_cannot_send_is_the_tasks_error(cpu_judge, forward, inputs, 
     [("x.mul_(2.0)", "the task's reference modifies it too"), ("x * 2.0", "must not write")],
     ids=["reference_in_place", "reference_out_of_place"],
 )
-def test_a_kernel_that_writes_its_input_is_told_whether_the_task_does_too(
-    cpu_judge, forward, says
-):
+def test_a_kernel_that_writes_its_input_is_told_whether_the_task_does_too(cpu_judge, forward, says):
     """A task whose reference works in place fails an honest kernel that does the same: the
     message said only "Kernels must not write to their inputs", blaming the kernel for the
     task's design; now it says what to change in the task."""
