@@ -169,8 +169,9 @@ class Reference:
         model = self.models[request.variant]
         encoder = self.codec.encoder()
         sets = []
-        for seed, key in zip(request.seeds, request.keys, strict=True):
-            values = self.task.inputs(request.variant, request.overrides, seed)
+        for index, (seed, key) in enumerate(zip(request.seeds, request.keys, strict=True)):
+            scale = request.scales.get(index)
+            values = self.task.inputs(request.variant, request.overrides, seed, scale=scale)
             self.kept[key] = (request.variant, values, self.task.run(model, values))
             sets.append(encoder.encode_all(values))
         return SetsAnswer(sets=sets), payload_of(encoder)

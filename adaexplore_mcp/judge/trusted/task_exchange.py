@@ -93,15 +93,18 @@ class TaskExchange:
         sendable(self.task, values, "get_inputs()")
         return key, values
 
-    def sets(self, variant: ShapeVariant, count: int) -> list[tuple[int, list[Any]]]:
+    def sets(
+        self, variant: ShapeVariant, count: int, *, scales: dict[int, float] | None = None
+    ) -> list[tuple[int, list[Any]]]:
         """``count`` fresh input sets, their references computed and kept by the task's
-        process, in one exchange."""
+        process, in one exchange; ``scales``: by a set's index, its float32 inputs' factor."""
         keys = [next(self._keys) for _ in range(count)]
         request = SetsRequest(
             variant=variant.name,
             overrides=dict(variant.overrides),
             seeds=[self.rng.getrandbits(62) for _ in keys],
             keys=keys,
+            scales=scales or {},
         )
         answer, payload = self.ask(request, SetsAnswer)
         sets = self.link.take_sets(answer.sets, payload)

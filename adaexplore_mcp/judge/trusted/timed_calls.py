@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from adaexplore_mcp.judge import roofline
 from adaexplore_mcp.judge.measurement import KernelTime, RuntimeStats, TimingDetail
-from adaexplore_mcp.judge.policy import Ops
+from adaexplore_mcp.judge.policy import Ops, range_trial_scale
 from adaexplore_mcp.judge.result import Phase
 from adaexplore_mcp.judge.trusted import integrity
 from adaexplore_mcp.judge.trusted.gpu import Gpu
@@ -42,9 +42,18 @@ def time_candidate(evaluation: TrustedEvaluation) -> tuple[RuntimeStats, TimingD
             others=[evaluation.task_link],
         )
         one_set: list[Any] = []
+        scale = range_trial_scale(evaluation.job.precision)
+        scaled_keys: set[int] = set()
 
         def fresh_sets(count: int) -> list[tuple[int, list[Any]]]:
-            sets = evaluation.exchange.sets(variant, count)
+            # under tf32 each span after the first has one set scaled into float32's range at
+            # a place drawn in secret: a kernel that counted its calls used float32 operands in
+            # the checked calls and float16 operands in the timed ones
+            scales = {}
+            if scale is not None and one_set:
+                scales[evaluation.exchange.rng.randrange(count)] = scale
+            sets = evaluation.exchange.sets(variant, count, scales=scales)
+            scaled_keys.update(sets[index][0] for index in scales)
             if not one_set:
                 one_set.extend(sets[0][1])
             return sets
@@ -65,7 +74,10 @@ def time_candidate(evaluation: TrustedEvaluation) -> tuple[RuntimeStats, TimingD
                 mismatch = evaluation.comparison.fresh().compare(
                     result.outputs[bad], expected[bad], variant=variant.describe(), trial=-1
                 )
-                integrity.timed_output(first + bad + 1, mismatch.kind if mismatch else "values")
+                kind = mismatch.kind if mismatch else "values"
+                if sets[bad][0] in scaled_keys:
+                    kind += f"; its float32 inputs were scaled by {scale:g}, within float32's range"
+                integrity.timed_output(first + bad + 1, kind)
             evaluation.correctness.timed_calls_checked += len(sets)
 
         try:

@@ -82,6 +82,11 @@ class SetsRequest(_Message):
     overrides: dict[str, ShapeValue] = Field(default_factory=dict)
     seeds: list[int] = Field(max_length=4096)
     keys: list[int] = Field(max_length=4096)
+    scales: dict[int, float] = Field(
+        default_factory=dict,
+        description="By a set's index: multiply its float32 input tensors by this power of two "
+        "(as ``InputsRequest.scale``).",
+    )
 
 
 class ExpectedRequest(_Message):
