@@ -99,17 +99,18 @@ class CallProfiler:
 def _config() -> Any:
     """Kineto's profiler, with no shapes, memory, stacks, flops or modules recorded, on every
     thread where this torch can (older ones watch the calling thread alone)."""
-    experimental = None
+    experimental: Any = None
     if _EXPERIMENTAL is not None:
-        with contextlib.suppress(TypeError):
+        try:
             experimental = _EXPERIMENTAL(profile_all_threads=True)
-    if experimental is None and _EXPERIMENTAL is not None:
-        experimental = _EXPERIMENTAL()
+        except TypeError:
+            experimental = _EXPERIMENTAL()
+    make: Any = ProfilerConfig  # its fields have changed across torch's versions
     fields = (ProfilerState.KINETO, False, False, False, False, False, experimental)
     try:
-        return ProfilerConfig(*fields, "")  # and a trace id, where this torch takes one
+        return make(*fields, "")  # and a trace id, where this torch takes one
     except TypeError:
-        return ProfilerConfig(*fields)
+        return make(*fields)
 
 
 class _TimeRange:
