@@ -259,14 +259,17 @@ for _cls in list(_classes(object)):
 
 def test_the_environment_reported_is_the_judges_own(cpu_judge):
     """The candidate's process describes its platform; a kernel that rewrites that description
-    (its classes are reachable through ``object.__subclasses__()``) changes nothing reported."""
+    (its classes are reachable through ``object.__subclasses__()``) changes nothing reported,
+    and a judge's class replaced is now ``harness_tampering`` (``candidate.watch``)."""
     import torch
     import triton
 
     result = cpu_judge.evaluate(
         TASKS["softmax"], wrapped("return honest(x)", prelude=FORGED_PLATFORM)
     )
-    assert result.status is Status.CORRECT, result.message
+    assert result.status is Status.REJECTED, result.message
+    assert result.integrity[0].check == "harness_tampering", result.message
+    assert "ReadyAnswer.__init__ was replaced" in result.message
     assert result.environment is not None
     assert (result.environment.torch, result.environment.triton) == (
         torch.__version__,

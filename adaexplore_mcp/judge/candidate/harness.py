@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from adaexplore_mcp.judge.candidate.interpreter import emulate_tf32_dots
+from adaexplore_mcp.judge.candidate.last_look import last_look
 from adaexplore_mcp.judge.candidate.sealing import forget_judge_modules
 from adaexplore_mcp.judge.candidate.signals import Monitor
 from adaexplore_mcp.judge.errors import KERNEL_FILE, describe_exception
@@ -78,6 +79,17 @@ class CandidateSubject:
         path = write_source(KERNEL_FILE, self.code)
         self.monitor = Monitor(kernel_path=path, workdir=self.workdir, device=self.device)
         self.monitor.install(audit=self.audit)
+        # the server, its handlers and its loop are bound before the kernel is imported, and so
+        # is the last look it takes before each answer (``candidate.last_look``)
+        look = last_look(self.monitor.replaced, self.channel.sock) if self.audit else None
+        server = Server(
+            self.channel,
+            self.codec,
+            {"build": self.build, "call": self.call, "arm": self.arm},
+            last_look=look,
+        )
+        self._server = server
+        serve = server.serve
         forget_judge_modules()
         try:
             module = load_module(path, "adaexplore_kernel")
@@ -94,13 +106,7 @@ class CandidateSubject:
         self.channel.send(ready)
         if ready.error is not None:
             return
-        server = Server(
-            self.channel,
-            self.codec,
-            {"build": self.build, "call": self.call, "arm": self.arm},
-        )
-        self._server = server
-        server.serve()
+        serve()
 
     def build(self, request: BuildRequest, payload: bytes) -> tuple[Answer, bytes]:
         assert self.cls is not None

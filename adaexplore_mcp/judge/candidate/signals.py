@@ -84,6 +84,7 @@ class Monitor:
         )
         self._switches = ProfilerSwitches(self.events)
         self._watch: Watch | None = None
+        self.replaced: Callable[[], str | None] = lambda: None
         # set for one call by the harness: runs each Triton compile (``outside_lock``)
         self.compile_gate: list[Callable[[Callable[[], Any]], Any] | None] = [None]
 
@@ -109,6 +110,7 @@ class Monitor:
         package_dirs()  # found now, while ``sys.modules`` is still the judge's
         wrap_compiler(self.compile_gate)
         self._watch = Watch()  # the judge's own wrappers in place, the kernel not yet imported
+        self.replaced = self._watch.replaced  # bound now (``candidate.last_look``)
         self._precision = _precision_state()
         self._threads = {thread.ident or 0 for thread in threading.enumerate()}
         if audit:

@@ -11,12 +11,25 @@ own wrappers are in place and before the kernel is imported, every function, cla
 those modules and classes hold, and after each call, before its profiler stops, whether each
 is still the same object (``Watch.replaced``). Data (a flag torch sets while a mode runs) is
 not watched, nor are names added later.
+
+The judge's own classes are reached without ``sys.modules``: ``type.__subclasses__`` leads from
+``object`` to every class, and a method's ``__globals__`` to its module, with no audit event.
+A fourth red team replaced the judge's ``CallProfiler.report``, a function in its profiler's
+module, pydantic's ``BaseModel.model_dump_json`` (to empty the signals as they were sent),
+``socket.socket.recv_into`` (to meet the inputs before the recorders started) and contextlib's
+context manager's ``__exit__``. So the judge's modules that run in the candidate's process,
+every class of theirs (also a name added to one: a property shadows what an instance holds),
+and the standard library's and pydantic's classes on the way from a call to its answer are
+watched too, and the server looks once more, as the last thing before each answer is sent
+(``subject.server``), on a path that runs on nothing a kernel can replace.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 import types
+from operator import is_not
 from typing import Any
 
 from adaexplore_mcp.judge.own_builtins import own_builtins
@@ -39,6 +52,22 @@ WATCHED_MODULES = (
     "torch.profiler.profiler",
     "torch.utils._python_dispatch",
     "triton.compiler",
+    # on the way from a call to its answer: the channel's socket and pipes, the context
+    # managers, the threads the monitor counts, pydantic's models
+    "os",
+    "select",
+    "socket",
+    "contextlib",
+    "threading",
+    "pydantic",
+    "pydantic.main",
+)
+# the judge's own modules in the candidate's process, and every class defined in them
+JUDGE_PACKAGES = (
+    "adaexplore_mcp.judge.candidate",
+    "adaexplore_mcp.judge.subject",
+    "adaexplore_mcp.judge.wire",
+    "adaexplore_mcp.judge.own_builtins",
 )
 # (module, class) whose methods the recorders call, and Triton's launchers, which the judge wraps
 WATCHED_CLASSES = (
@@ -62,6 +91,11 @@ WATCHED_CLASSES = (
     # where ``record_function`` finds its operators: a spy put on the namespace read the
     # judge's range names as it opened them
     ("torch", "ops"),
+    ("contextlib", "_GeneratorContextManager"),
+    ("contextlib", "AbstractContextManager"),
+    ("socket", "socket"),
+    ("pydantic", "BaseModel"),
+    ("pydantic", "TypeAdapter"),
 )
 # attributes of a module, each one object, and the operators ``record_function`` calls, made
 # now so that a replacement is a change and not a name added later
@@ -82,14 +116,21 @@ class Watch:
     they are now; ``replaced()`` names the first that is no longer the same object."""
 
     def __init__(self) -> None:
-        self._vars = vars  # the original, should the builtins be replaced
         self._kept: list[tuple[str, Any, dict[str, Any]]] = []
+        # the judge's classes: every attribute, and no attribute added
+        self._classes: list[tuple[str, Any, dict[str, Any]]] = []
         for name in WATCHED_MODULES:
             self._keep(name, _imported(name))
         for module, name in WATCHED_CLASSES:
             owner = getattr(_imported(module), name, None)
             self._keep(f"{module}.{name}", owner)
         self._keep("torch.ops.profiler", _profiler_ops())
+        for name, module in judge_modules():
+            self._keep(name, module)
+            for owner in vars(module).values():
+                if isinstance(owner, type) and owner.__module__ == name:
+                    label = f"{name}.{owner.__qualname__}"
+                    self._classes.append((label, owner, dict(vars(owner))))
         self._pinned = [
             (module, name, owner, getattr(owner, name, None))
             for module, name in PINNED
@@ -103,15 +144,40 @@ class Watch:
         self._kept.append((label, owner, values))
 
     def replaced(self) -> str | None:
-        for module, name, owner, value in self._pinned:
-            if self._vars(owner).get(name) is not value:
+        """The first watched name whose object changed, or None. It reads this watch's own
+        state from its instance's dictionary: a property put on the class would shadow it.
+        (Compared in C, ``map`` over ``operator.is_not``: ~4,000 names a look, every call.)"""
+        own = vars(self)
+        for module, name, owner, value in own["_pinned"]:
+            if vars(owner).get(name) is not value:
                 return f"{module}.{name}"
-        for label, owner, values in self._kept:
-            now = self._vars(owner)
-            for name, value in values.items():
-                if now.get(name) is not value:
-                    return f"{label}.{name}"
+        for label, owner, values in own["_kept"]:
+            now = vars(owner)
+            if any(map(is_not, map(now.get, values), values.values())):
+                return f"{label}.{_first_changed(now, values)}"
+        for label, owner, values in own["_classes"]:
+            now = vars(owner)
+            if len(now) != len(values):
+                added = [name for name in now if name not in values]
+                return f"{label}.{added[0] if added else '?'}"
+            if any(map(is_not, map(now.get, values), values.values())):
+                return f"{label}.{_first_changed(now, values)}"
         return None
+
+
+def _first_changed(now: Any, values: dict[str, Any]) -> str:
+    return next((name for name, value in values.items() if now.get(name) is not value), "?")
+
+
+def judge_modules() -> list[tuple[str, types.ModuleType]]:
+    """The judge's modules that run in the candidate's process, as ``sys.modules`` holds them
+    before the kernel is imported (``sealing.forget_judge_modules`` takes them out after)."""
+    return [
+        (name, module)
+        for name, module in list(sys.modules.items())
+        if isinstance(module, types.ModuleType)
+        and any(name == package or name.startswith(package + ".") for package in JUDGE_PACKAGES)
+    ]
 
 
 def _imported(name: str) -> Any:

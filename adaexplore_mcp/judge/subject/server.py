@@ -8,6 +8,7 @@ turning an exception into an error answer, and the gated calls the trusted proce
 from __future__ import annotations
 
 import contextlib
+import gc
 import sys
 import time
 from collections.abc import Callable
@@ -43,6 +44,8 @@ from adaexplore_mcp.judge.wire.values import (
 )
 
 __builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
+
+_GC_DISABLE, _GC_ENABLE = gc.disable, gc.enable
 
 Handler = Callable[[Any, bytes], tuple[Answer, bytes]]
 
@@ -138,28 +141,46 @@ def flatten(output: Any) -> list[Any]:
 
 
 class Server:
-    def __init__(self, channel: Channel, codec: Codec, handlers: dict[str, Handler]) -> None:
+    def __init__(
+        self,
+        channel: Channel,
+        codec: Codec,
+        handlers: dict[str, Handler],
+        *,
+        last_look: Callable[[], None] | None = None,
+    ) -> None:
+        """``last_look``: called after each answer is made and before it is sent
+        (``candidate.last_look``). The candidate's process makes its server before the kernel
+        is imported: the loop runs on what is bound here, whatever a kernel later puts on the
+        classes (``serve`` itself is taken then too)."""
         self.channel = channel
         self.codec = codec
         self.handlers = handlers
         self._held: list[Any] = []  # the outputs of the last armed span, until released
+        self._loop = (channel.receive, channel.send, self._answer, last_look)
 
     def serve(self) -> bool:
         """Answer requests until told to quit (True) or until the channel closes (False)."""
+        receive, send, answer_to, last_look = vars(self)["_loop"]
         while True:
             try:
-                request, payload = self.channel.receive(request_adapter)
+                request, payload = receive(request_adapter)
             except ChannelClosed:
                 return False
             if isinstance(request, QuitRequest):
                 self._held.clear()
                 return True
-            answer, answer_payload = self._answer(request, payload)
+            answer, answer_payload = answer_to(request, payload)
             _flush()  # what user code printed reaches the worker before the answer does
+            _GC_DISABLE()  # no finalizer of the kernel's runs between the look and the send
             try:
-                self.channel.send(answer, answer_payload)
+                if last_look is not None:
+                    last_look()
+                send(answer, answer_payload)
             except ChannelClosed:
                 return False
+            finally:
+                _GC_ENABLE()
 
     def _answer(self, request: Request, payload: bytes) -> tuple[Answer, bytes]:
         try:

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from adaexplore_mcp.judge.own_builtins import own_builtins
+from adaexplore_mcp.judge.wire.frames import register
 from adaexplore_mcp.judge.wire.values import Value
 from adaexplore_mcp.tasks.model import ShapeValue
 
@@ -368,3 +369,7 @@ Answer = Annotated[
     Field(discriminator="kind"),
 ]
 answer_adapter: TypeAdapter[Answer] = TypeAdapter(Answer)
+
+
+# every message is sent with its serializer as it was when the judge was imported
+register(*_Message.__subclasses__())
