@@ -125,11 +125,11 @@ class Watch:
             owner = getattr(_imported(module), name, None)
             self._keep(f"{module}.{name}", owner)
         self._keep("torch.ops.profiler", _profiler_ops())
-        for name, module in judge_modules():
-            self._keep(name, module)
-            for owner in vars(module).values():
-                if isinstance(owner, type) and owner.__module__ == name:
-                    label = f"{name}.{owner.__qualname__}"
+        for module_name, judges in judge_modules():
+            self._keep(module_name, judges)
+            for owner in vars(judges).values():
+                if isinstance(owner, type) and owner.__module__ == module_name:
+                    label = f"{module_name}.{owner.__qualname__}"
                     self._classes.append((label, owner, dict(vars(owner))))
         self._pinned = [
             (module, name, owner, getattr(owner, name, None))
