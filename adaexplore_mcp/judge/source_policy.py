@@ -169,23 +169,24 @@ class _Reviewer(ast.NodeVisitor):
             if owner in {"os", "shutil"} and (
                 func.attr in _FILE_MUTATIONS or func.attr in {"rmtree", "move", "copy"}
             ):
-                self._add(
-                    "file_write",
-                    node,
-                    f"`{owner}.{func.attr}()` is not allowed: a kernel has no business with files",
-                )
+                # scratch files in the working directory are the kernel's own: a literal path
+                # leaving it is refused here, any other by the child's audit hook
+                for argument in node.args[:2]:
+                    target = _leaving(argument)
+                    if target is not None:
+                        self._add(
+                            "file_write",
+                            node,
+                            f"`{owner}.{func.attr}({target!r})` is not allowed: a kernel may "
+                            "only change files inside its working directory",
+                        )
+                        break
             if func.attr in _PRECISION_SWITCHES and owner == "torch":
                 self._add(
                     "precision_downgrade",
                     node,
                     f"`{_PRECISION_SWITCHES[func.attr]}()` "
                     "is not allowed: the judge fixes the precision of the comparison",
-                )
-            if func.attr in {"write_text", "write_bytes"}:
-                self._add(
-                    "file_write",
-                    node,
-                    f"`.{func.attr}()` is not allowed: a kernel has no business with files",
                 )
         self.generic_visit(node)
 
@@ -198,16 +199,14 @@ class _Reviewer(ast.NodeVisitor):
                 mode = keyword.value
         mode_text = mode.value if isinstance(mode, ast.Constant) else None
         writes = mode_text is not None and bool(set(str(mode_text)) & set("wax+"))
-        path = node.args[0] if node.args else None
-        if writes and isinstance(path, ast.Constant) and isinstance(path.value, str):
-            target = path.value
-            if target.startswith(("/", "~")) or ".." in target.replace("\\", "/").split("/"):
-                self._add(
-                    "file_write",
-                    node,
-                    f"`open({target!r}, {mode_text!r})` is not "
-                    "allowed: a kernel may only write inside its working directory",
-                )
+        target = _leaving(node.args[0]) if node.args else None
+        if writes and target is not None:
+            self._add(
+                "file_write",
+                node,
+                f"`open({target!r}, {mode_text!r})` is not "
+                "allowed: a kernel may only write inside its working directory",
+            )
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
@@ -274,6 +273,17 @@ class _Reviewer(ast.NodeVisitor):
         self.generic_visit(node)
 
     visit_TryStar = visit_Try
+
+
+def _leaving(path: ast.expr) -> str | None:
+    """A literal path that leaves the working directory (absolute, from home, or through
+    ``..``), or None."""
+    if not isinstance(path, ast.Constant) or not isinstance(path.value, str):
+        return None
+    target = path.value
+    if target.startswith(("/", "~")) or ".." in target.replace("\\", "/").split("/"):
+        return target
+    return None
 
 
 def _dotted(node: ast.expr) -> str:

@@ -13,6 +13,7 @@ import sys
 import sysconfig
 from collections.abc import Callable
 from types import FrameType
+from typing import NamedTuple
 
 from adaexplore_mcp.judge.candidate.provenance import (
     RENAMING,
@@ -85,17 +86,48 @@ _DEFAULTS_ATTRIBUTES = frozenset({"__defaults__", "__kwdefaults__"})
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
+class Writable(NamedTuple):
+    """Where a kernel's own code may write: its working directory and its ``TMPDIR``, but for
+    the compilers' caches kept there (a file planted in Triton's would be loaded as a kernel's
+    compiled code)."""
+
+    places: tuple[str, ...]
+    closed: tuple[str, ...]
+
+    @classmethod
+    def of(cls, workdir: str, tmpdir: str | None) -> Writable:
+        if not tmpdir:
+            return cls((workdir,), ())
+        tmp = os.path.realpath(tmpdir) + os.sep
+        return cls((workdir, tmp), tuple(tmp + cache + os.sep for cache in ("triton", "inductor")))
+
+    def allows(self, real: str) -> bool:
+        here = real + os.sep
+        if real == os.devnull:
+            return True
+        return any(map(here.startswith, self.places)) and not any(map(here.startswith, self.closed))
+
+
 def audit_hook(
-    kernel_path: str, workdir: str, events: list[tuple[str, str]], installed: tuple[str, ...]
+    kernel_path: str,
+    workdir: str,
+    events: list[tuple[str, str]],
+    installed: tuple[str, ...],
+    *,
+    tmpdir: str | None = None,
 ) -> Callable[[str, tuple], None]:
     """The hook refuses what the candidate's own code does: the innermost frame outside the
     standard library is code of no installed package (the kernel file, a module it wrote into
     its working directory, code it compiled). The same action taken by torch or Triton on its
     behalf (Triton runs ptxas, writes its cache) is theirs and allowed; code may not pass for
     theirs by its file name (``code.__new__``, ``compile``, ``marshal.loads``: ``provenance``).
-    ``installed``: where installed packages' code lies (``installed_code``)."""
+    ``installed``: where installed packages' code lies (``installed_code``). ``tmpdir``: the
+    process's own ``TMPDIR`` (``sandbox``), writable as the working directory is, but for the
+    compilers' caches in it: Python's ``tempfile`` writes there first, and an honest kernel
+    that made a temporary file was refused for it."""
     busy = [False]
     own_pid = str(os.getpid())
+    writable = Writable.of(workdir, tmpdir)
 
     def candidate_frame(direct: bool) -> bool:
         # past this function, _judge and hook: the event's own frame
@@ -118,7 +150,7 @@ def audit_hook(
             if candidate_frame(False) and unmarshals_under_a_packages_name(args, installed):
                 return "harness_tampering", f"{event} is not allowed: {RENAMING}"
             return None
-        rule = _rule(event, args, workdir, own_pid, installed)
+        rule = _rule(event, args, writable, own_pid, installed)
         if rule is None:
             return None
         check, detail, direct = rule
@@ -184,7 +216,7 @@ def installed_code(workdir: str) -> tuple[str, ...]:
 
 
 def _rule(
-    event: str, args: tuple, workdir: str, own_pid: str, installed: tuple[str, ...] = ()
+    event: str, args: tuple, writable: Writable, own_pid: str, installed: tuple[str, ...] = ()
 ) -> tuple[str, str, bool] | None:
     """(check, reason, direct) when ``event`` is refused if the kernel's code caused it;
     ``direct``: only when the kernel's own frame (or ``inspect`` on its behalf) raised it,
@@ -196,9 +228,9 @@ def _rule(
     ):
         return "harness_tampering", f"{event} is not allowed: {RENAMING}", False
     if event == "open":
-        return _open_rule(args, workdir, own_pid)
+        return _open_rule(args, writable, own_pid)
     if event in _PATH_EVENTS:
-        return _path_rule(event, args, workdir)
+        return _path_rule(event, args, writable)
     if event.startswith(("os.", "subprocess.", "pty.")):
         return (
             "process_spawn",
@@ -238,7 +270,7 @@ def _rule(
     return None
 
 
-def _path_rule(event: str, args: tuple, workdir: str) -> tuple[str, str, bool] | None:
+def _path_rule(event: str, args: tuple, writable: Writable) -> tuple[str, str, bool] | None:
     """A change to the filesystem (or a database opened) outside the working directory."""
     paths = args[:2] if event in ("os.rename", "os.symlink", "os.link") else args[:1]
     for path in paths:
@@ -247,7 +279,7 @@ def _path_rule(event: str, args: tuple, workdir: str) -> tuple[str, str, bool] |
         real = os.path.realpath(os.fsdecode(path))
         if event == "os.symlink" and path is args[0]:
             continue  # a link's target may point anywhere: what matters is where it is made
-        if not (real + os.sep).startswith(workdir) and real != os.devnull:
+        if not writable.allows(real):
             return (
                 "file_write",
                 f"{event} on {os.fsdecode(path)} is not allowed; a kernel may only change files "
@@ -257,7 +289,7 @@ def _path_rule(event: str, args: tuple, workdir: str) -> tuple[str, str, bool] |
     return None
 
 
-def _open_rule(args: tuple, workdir: str, own_pid: str) -> tuple[str, str, bool] | None:
+def _open_rule(args: tuple, writable: Writable, own_pid: str) -> tuple[str, str, bool] | None:
     path, mode, flags = (*args, None, None, None)[:3]
     if not isinstance(path, str | bytes):
         return None  # a file descriptor
@@ -276,7 +308,7 @@ def _open_rule(args: tuple, workdir: str, own_pid: str) -> tuple[str, str, bool]
             return "harness_tampering", "reading process memory is not allowed", False
         return None
     writes = bool(set(mode or "") & set("wax+")) or bool((flags or 0) & _WRITE_FLAGS)
-    if writes and not (real + os.sep).startswith(workdir) and real != os.devnull:
+    if writes and not writable.allows(real):
         return (
             "file_write",
             f"writing {path} is not allowed; a kernel may only write inside its working directory",

@@ -114,7 +114,15 @@ class Monitor:
         self._precision = _precision_state()
         self._threads = {thread.ident or 0 for thread in threading.enumerate()}
         if audit:
-            sys.addaudithook(audit_hook(self.kernel_path, self.workdir, self.events, installed))
+            sys.addaudithook(
+                audit_hook(
+                    self.kernel_path,
+                    self.workdir,
+                    self.events,
+                    installed,
+                    tmpdir=os.environ.get("TMPDIR"),
+                )
+            )
             guard_renaming(
                 lambda frame: candidate_calls(frame, self.kernel_path, installed),
                 lambda detail: self.events.append(("harness_tampering", detail)),
