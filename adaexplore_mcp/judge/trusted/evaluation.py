@@ -40,7 +40,7 @@ from adaexplore_mcp.judge.trusted.gpulock import NoHold, SharedHold
 from adaexplore_mcp.judge.trusted.link import Link, SubjectFailed, SubjectLost
 from adaexplore_mcp.judge.trusted.peaks import PeakFlops, peak_math, tensor_bytes
 from adaexplore_mcp.judge.trusted.report import Reporter, TaskFailed
-from adaexplore_mcp.judge.trusted.shapes import is_float32, nonfinite
+from adaexplore_mcp.judge.trusted.shapes import is_float32, nonfinite, nothing_to_compute
 from adaexplore_mcp.judge.trusted.task_exchange import TaskExchange, sendable
 from adaexplore_mcp.judge.wire.jobs import ChildJob
 from adaexplore_mcp.judge.wire.subject import (
@@ -238,7 +238,6 @@ class TrustedEvaluation:
         if self.guarded:
             tracing = mode == "profile" and self.device_kind == "cuda"
             integrity.first_signals(answer.signals, compiling=first, tracing=tracing)
-            integrity.launches(answer.signals, calls=1, ops=self.job.ops)
         if mode != "noop":
             self.library_ops = ops.widest(self.library_ops, ops.computed_ops(answer.signals))
         if mode == "profile" and self.profile_main is None:
@@ -260,6 +259,12 @@ class TrustedEvaluation:
         count = self.work is None and mode == "check" and scale is None  # the first such
         count = count and variant.name == self.task.main_variant(self.device_kind).name
         expected, reference = self.exchange.reference(key, count_flops=count)
+        # a shape with nothing to compute asks for no launch, and any output is right there
+        empty = nothing_to_compute(expected)
+        if self.guarded:
+            integrity.launches(
+                answer.signals, calls=0 if empty else 1, ops=self.job.ops, where=variant.describe()
+            )
         if count:
             self._count_work(variant, master, expected, reference.flops)
         where = f"input set {trial + 1} of {variant.describe()}"
@@ -276,7 +281,8 @@ class TrustedEvaluation:
             )
         if mode == "noop":
             if (
-                self.comparison.fresh().compare(outputs, expected, variant=where, trial=trial)
+                not empty
+                and self.comparison.fresh().compare(outputs, expected, variant=where, trial=trial)
                 is None
             ):
                 integrity.no_triton_work(variant.describe(), self.job.ops)

@@ -57,13 +57,14 @@ def first_signals(
         )
 
 
-def launches(signals: Signals, *, calls: int, ops: Ops = Ops.TRITON) -> None:
+def launches(signals: Signals, *, calls: int, ops: Ops = Ops.TRITON, where: str = "") -> None:
     """Each call of forward launches a Triton kernel; under ``triton`` it computes nothing in
-    torch, under ``mixed`` torch's operators may compute beside it."""
+    torch, under ``mixed`` torch's operators may compute beside it. ``where``: the shape."""
     if signals.launches < calls:
         raise Violation(
             Check.NO_TRITON_KERNEL,
-            "forward launched no Triton kernel; the computation must run in a `@triton.jit` "
+            f"forward launched no Triton kernel{f' on {where}' if where else ''}; the "
+            "computation must run in a `@triton.jit` "
             "kernel launched as `kernel[grid](...)` on every call"
             + (
                 " (under --ops mixed torch's library operators may stay, beside a Triton "
