@@ -36,6 +36,14 @@ def is_compile_error(exc: BaseException) -> bool:
 def describe_exception(exc: BaseException, own_file: str) -> SubjectError:
     """The exception, its traceback trimmed to the frames in ``own_file`` (the user's file)."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.endswith(own_file)]
+    # Triton raises its interpreter's and compiler's errors from the one that stopped the
+    # kernel's body: the line there, not the launch's, is where the fault is
+    cause, depth = exc.__cause__, 0
+    while cause is not None and depth < 4 and type(exc).__module__.startswith("triton"):
+        frames += [
+            f for f in traceback.extract_tb(cause.__traceback__) if f.filename.endswith(own_file)
+        ]
+        cause, depth = cause.__cause__, depth + 1
     if isinstance(exc, SyntaxError) and exc.filename and exc.filename.endswith(own_file):
         frames = [traceback.FrameSummary(own_file, exc.lineno or 0, "<module>", line="")]
     return SubjectError(
@@ -98,7 +106,8 @@ def hint_for(exc_type: str, message: str) -> str:
         return " Usually an out-of-bounds load or store: check the masks and pointer offsets."
     if "power of 2" in lowered:
         return (
-            " Block sizes given to tl.arange must be powers of two: round up with "
+            " Triton's block shapes (tl.arange's range, every dimension of a block, as in "
+            "tl.reshape and tl.zeros) must be powers of two: round up with "
             "triton.next_power_of_2 and mask the tail."
         )
     if "operation not permitted" in lowered or "read-only file system" in lowered:

@@ -150,12 +150,16 @@ def test_import_error_at_load_is_a_compile_error(cpu_judge):
     assert result.error.location == "kernel.py:1"
 
 
-def test_triton_error_is_a_compile_error_pointing_at_the_launch(cpu_judge):
-    code = edited_solution("softmax", "cols = tl.arange(0, BLOCK_SIZE)", "cols = tl.arange(0, 100)")
+def test_triton_error_is_a_compile_error_pointing_at_the_kernels_line(cpu_judge):
+    """The interpreter raises its error from the one its kernel's body raised: the location was
+    the launch's line, and the traceback had no line of the kernel's body."""
+    edit = "cols = tl.arange(0, 100)"
+    code = edited_solution("softmax", "cols = tl.arange(0, BLOCK_SIZE)", edit)
     result = cpu_judge.evaluate(SOFTMAX, code)
     assert result.status is Status.COMPILE_ERROR
     assert "power of 2" in result.message
-    assert result.error.location.startswith("kernel.py:")
+    line = next(n for n, text in enumerate(code.splitlines(), 1) if edit in text)
+    assert result.error.location == f"kernel.py:{line}", result.error.traceback
 
 
 def test_runtime_error_traceback_keeps_only_the_kernels_own_frames(cpu_judge):
