@@ -82,8 +82,9 @@ def error(status: Status, detail: ErrorDetail, phase: Phase) -> str:
     first = message[0] if message else ""
     if len(message) > 1 and len(first) < 40:  # Triton puts the useful line last
         first = " ".join(line.strip() for line in message[-2:])
+    shape = f" on shape {detail.variant}" if detail.variant else ""
     return (
-        f"{what}{where} while {PHASE_WORDS[phase]}: {detail.type}: {first[:400]}"
+        f"{what}{where} while {PHASE_WORDS[phase]}{shape}: {detail.type}: {first[:400]}"
         f"{hint_for(detail.type, detail.message)}"
     )
 

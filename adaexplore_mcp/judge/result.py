@@ -181,6 +181,9 @@ class ErrorDetail(BaseModel):
     traceback: str | None = Field(
         default=None, description="Trimmed to the candidate's own frames."
     )
+    variant: str | None = Field(
+        default=None, description="The shape of the call that failed, where one did."
+    )
     signal: str | None = None
     exit_code: int | None = None
 

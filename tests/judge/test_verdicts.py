@@ -218,3 +218,16 @@ def test_starting_a_started_judge_keeps_its_workers(cpu_judge):
     cpu_judge.loop.run(judge.start())
     assert judge._lanes == before
     assert [status.workers for status in judge.lanes_status()] == workers
+
+
+def test_a_runtime_error_names_the_shape_it_happened_on(cpu_judge):
+    """A kernel that fails on one shape only: the message said where in the code, not on
+    which of the task's shapes, and a user could not tell which sizes to handle."""
+    forward = "def forward(self, x: torch.Tensor) -> torch.Tensor:"
+    code = edited_solution(
+        "softmax", forward, forward + "\n        assert x.shape[-1] % 16 == 0, 'a multiple of 16'"
+    )
+    result = cpu_judge.evaluate(SOFTMAX, code)
+    assert result.status is Status.RUNTIME_ERROR, result.message
+    assert result.error.variant is not None and result.error.variant.startswith("odd-")
+    assert f"on shape {result.error.variant}" in result.message, result.message

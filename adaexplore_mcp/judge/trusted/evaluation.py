@@ -356,7 +356,7 @@ class TrustedEvaluation:
             if mode == "noop":
                 return [], None, None, []
             self._charge(time.perf_counter() - started, first)
-            self._fail(failure.answer.error, phase, loading=False)
+            self._fail(failure.answer.error, phase, loading=False, variant=variant.describe())
         finally:
             self.hold.take()  # taken back, whatever the process said of its compiles
         self._charge(time.perf_counter() - started, first)
@@ -408,8 +408,10 @@ class TrustedEvaluation:
 
     # -- verdicts (``verdicts.py``) ------------------------------------------------------------
 
-    def _fail(self, error: SubjectError, phase: Phase, *, loading: bool) -> NoReturn:
-        raise verdicts.failed(self, error, phase, loading=loading)
+    def _fail(
+        self, error: SubjectError, phase: Phase, *, loading: bool, variant: str | None = None
+    ) -> NoReturn:
+        raise verdicts.failed(self, error, phase, loading=loading, variant=variant)
 
     def _incorrect(self, mismatch: Mismatch) -> NoReturn:
         raise verdicts.incorrect(self, mismatch)

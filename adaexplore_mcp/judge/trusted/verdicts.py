@@ -48,11 +48,17 @@ def result(
 
 
 def failed(
-    evaluation: TrustedEvaluation, error: SubjectError, phase: Phase, *, loading: bool
+    evaluation: TrustedEvaluation,
+    error: SubjectError,
+    phase: Phase,
+    *,
+    loading: bool,
+    variant: str | None = None,
 ) -> EarlyVerdict:
-    """The candidate's code raised (or would not load) in ``phase``."""
+    """The candidate's code raised (or would not load) in ``phase``, on ``variant``."""
     status = classify(error, loading=loading)
     detail = detail_of(error, phase)
+    detail.variant = variant
     return EarlyVerdict(
         result(evaluation, status, messages.error(status, detail, phase), error=detail)
     )
