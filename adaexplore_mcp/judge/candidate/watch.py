@@ -26,9 +26,11 @@ watched too, and the server looks once more, as the last thing before each answe
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import types
+from collections.abc import Callable
 from operator import is_not
 from typing import Any
 
@@ -126,7 +128,17 @@ class Watch:
             self._keep(f"{module}.{name}", owner)
         self._keep("torch.ops.profiler", _profiler_ops())
         for module_name, judges in judge_modules():
-            self._keep(module_name, judges)
+            # every global, data too (a frozenset of glue operators rebound, a pattern that
+            # matches nothing, an audited-event set emptied), a dictionary's items, and the
+            # module's own builtins (``any`` made to find nothing blinded this watch)
+            values = dict(vars(judges))
+            self._kept.append((module_name, judges, values))
+            for name, value in values.items():
+                if isinstance(value, dict):
+                    self._kept.append((f"{module_name}.{name}", _Items(value), dict(value)))
+            own = values.get("__builtins__")
+            if isinstance(own, types.ModuleType):  # a dict there is the builtins, watched
+                self._keep(f"{module_name}.__builtins__", own)
             for owner in vars(judges).values():
                 if isinstance(owner, type) and owner.__module__ == module_name:
                     label = f"{module_name}.{owner.__qualname__}"
@@ -136,6 +148,13 @@ class Watch:
             for module, name in PINNED
             if (owner := _imported(module)) is not None
         ]
+        # ``replaced()``: the first watched name whose object changed, or None. It calls only
+        # what is bound here, before the kernel is imported: the builtins this module looks up
+        # are a module a kernel reaches (``any`` made to find nothing blinded every look), and
+        # a method looks up its module's globals as it runs
+        self.replaced: Callable[[], str | None] = functools.partial(
+            _look, self, own=vars, any=any, map=map, is_not=is_not, len=len
+        )
 
     def _keep(self, label: str, owner: Any) -> None:
         if owner is None:
@@ -143,26 +162,32 @@ class Watch:
         values = {name: value for name, value in vars(owner).items() if _matters(value)}
         self._kept.append((label, owner, values))
 
-    def replaced(self) -> str | None:
-        """The first watched name whose object changed, or None. It reads this watch's own
-        state from its instance's dictionary: a property put on the class would shadow it.
-        (Compared in C, ``map`` over ``operator.is_not``: ~4,000 names a look, every call.)"""
-        own = vars(self)
-        for module, name, owner, value in own["_pinned"]:
-            if vars(owner).get(name) is not value:
-                return f"{module}.{name}"
-        for label, owner, values in own["_kept"]:
-            now = vars(owner)
-            if any(map(is_not, map(now.get, values), values.values())):
-                return f"{label}.{_first_changed(now, values)}"
-        for label, owner, values in own["_classes"]:
-            now = vars(owner)
-            if len(now) != len(values):
-                added = [name for name in now if name not in values]
-                return f"{label}.{added[0] if added else '?'}"
-            if any(map(is_not, map(now.get, values), values.values())):
-                return f"{label}.{_first_changed(now, values)}"
-        return None
+
+def _look(watch: Any, *, own: Any, any: Any, map: Any, is_not: Any, len: Any) -> str | None:
+    """``Watch.replaced``: its own state read from the instance's dictionary (a property put on
+    the class would shadow it), compared in C (``map`` over ``operator.is_not``)."""
+    state = own(watch)
+    for module, name, owner, value in state["_pinned"]:
+        if own(owner).get(name) is not value:
+            return f"{module}.{name}"
+    for label, owner, values in state["_kept"]:
+        now = own(owner)
+        if any(map(is_not, map(now.get, values), values.values())):
+            return f"{label}.{_first_changed(now, values)}"
+    for label, owner, values in state["_classes"]:
+        now = own(owner)
+        if len(now) != len(values):
+            return f"{label}.{next((n for n in now if n not in values), '?')}"
+        if any(map(is_not, map(now.get, values), values.values())):
+            return f"{label}.{_first_changed(now, values)}"
+    return None
+
+
+class _Items:
+    """A dictionary watched as a module is: ``vars`` of this gives the dictionary itself."""
+
+    def __init__(self, items: dict[Any, Any]) -> None:
+        self.__dict__ = items
 
 
 def _first_changed(now: Any, values: dict[str, Any]) -> str:
