@@ -12,7 +12,7 @@ import os
 import sys
 import sysconfig
 from collections.abc import Callable
-from types import FrameType
+from types import FrameType, FunctionType
 from typing import NamedTuple
 
 from adaexplore_mcp.judge.candidate.provenance import (
@@ -23,6 +23,8 @@ from adaexplore_mcp.judge.candidate.provenance import (
 from adaexplore_mcp.judge.own_builtins import own_builtins
 
 __builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
+
+_getframe = sys._getframe  # bound now: ``sys`` is a module a kernel may change
 
 _STDLIB = tuple(
     {os.path.realpath(p) + os.sep for p in (sysconfig.get_paths()["stdlib"],)}
@@ -94,21 +96,49 @@ class Writable(NamedTuple):
     places: tuple[str, ...]
     closed: tuple[str, ...]
 
-    @classmethod
-    def of(cls, workdir: str, tmpdir: str | None) -> Writable:
-        if not tmpdir:
-            return cls((workdir,), ())
-        tmp = os.path.realpath(tmpdir) + os.sep
-        return cls((workdir, tmp), tuple(tmp + cache + os.sep for cache in ("triton", "inductor")))
 
-    def allows(self, real: str) -> bool:
-        here = real + os.sep
-        if real == os.devnull:
-            return True
-        return any(map(here.startswith, self.places)) and not any(map(here.startswith, self.closed))
+def writable_of(workdir: str, tmpdir: str | None) -> Writable:
+    if not tmpdir:
+        return Writable((workdir,), ())
+    tmp = os.path.realpath(tmpdir) + os.sep
+    return Writable((workdir, tmp), tuple(tmp + cache + os.sep for cache in ("triton", "inductor")))
+
+
+def allows(writable: Writable, real: str) -> bool:
+    here = real + os.sep
+    if real == os.devnull:
+        return True
+    return any(map(here.startswith, writable.places)) and not any(
+        map(here.startswith, writable.closed)
+    )
 
 
 def audit_hook(
+    kernel_path: str,
+    workdir: str,
+    events: list[tuple[str, str]],
+    installed: tuple[str, ...],
+    *,
+    tmpdir: str | None = None,
+) -> Callable[[str, tuple], None]:
+    """The hook (``_audit_hook``), made in a namespace of its own: this module's functions
+    rebuilt on a private copy of its globals and builtins, which no code reaches but the hook's,
+    itself held only by the interpreter. In the module's own globals, reached through any of
+    its functions' ``__globals__``, a kernel rebound the set of events the hook looks at and
+    the hook refused nothing after."""
+    private = dict(vars(sys.modules[__name__]))
+    private["__builtins__"] = own_builtins()
+    for name, value in list(private.items()):
+        if isinstance(value, FunctionType) and value.__module__ == __name__:
+            rebuilt = FunctionType(
+                value.__code__, private, value.__name__, value.__defaults__, value.__closure__
+            )
+            rebuilt.__kwdefaults__ = value.__kwdefaults__
+            private[name] = rebuilt
+    return private["_audit_hook"](kernel_path, workdir, events, installed, tmpdir=tmpdir)
+
+
+def _audit_hook(
     kernel_path: str,
     workdir: str,
     events: list[tuple[str, str]],
@@ -127,11 +157,11 @@ def audit_hook(
     that made a temporary file was refused for it."""
     busy = [False]
     own_pid = str(os.getpid())
-    writable = Writable.of(workdir, tmpdir)
+    writable = writable_of(workdir, tmpdir)
 
     def candidate_frame(direct: bool) -> bool:
         # past this function, _judge and hook: the event's own frame
-        return candidate_calls(sys._getframe(3), kernel_path, installed, direct=direct)
+        return candidate_calls(_getframe(3), kernel_path, installed, direct=direct)
 
     def hook(event: str, args: tuple) -> None:
         if event not in _WATCHED_EVENTS or busy[0]:
@@ -279,7 +309,7 @@ def _path_rule(event: str, args: tuple, writable: Writable) -> tuple[str, str, b
         real = os.path.realpath(os.fsdecode(path))
         if event == "os.symlink" and path is args[0]:
             continue  # a link's target may point anywhere: what matters is where it is made
-        if not writable.allows(real):
+        if not allows(writable, real):
             return (
                 "file_write",
                 f"{event} on {os.fsdecode(path)} is not allowed; a kernel may only change files "
@@ -308,7 +338,7 @@ def _open_rule(args: tuple, writable: Writable, own_pid: str) -> tuple[str, str,
             return "harness_tampering", "reading process memory is not allowed", False
         return None
     writes = bool(set(mode or "") & set("wax+")) or bool((flags or 0) & _WRITE_FLAGS)
-    if writes and not writable.allows(real):
+    if writes and not allows(writable, real):
         return (
             "file_write",
             f"writing {path} is not allowed; a kernel may only write inside its working directory",
