@@ -15,7 +15,7 @@ from adaexplore_mcp.judge.wire.subject import ErrorAnswer, answer_adapter
 def test_nothing_replaced_lets_the_answer_go():
     ours, theirs = socket.socketpair()
     with ours:
-        last_look(lambda: None, theirs)()  # returns: the server sends its own answer next
+        last_look(lambda: None, theirs, [])()  # returns: the server sends its own answer next
         theirs.close()
         assert ours.recv(1) == b""  # nothing was sent before the end
 
@@ -26,7 +26,7 @@ def test_a_replacement_is_told_on_the_socket_and_ends_the_process():
     if pid == 0:  # the candidate's side: a kernel has also replaced the channel's send
         ours.close()
         Channel.send = lambda *args, **kwargs: None  # type: ignore[method-assign]
-        last_look(lambda: 'torch.autograd.profiler.profile.config"}', theirs)()
+        last_look(lambda: 'torch.autograd.profiler.profile.config"}', theirs, [])()
         os._exit(3)  # not reached: the look ends the process itself
     theirs.close()
     _, status = os.waitpid(pid, 0)
@@ -39,3 +39,28 @@ def test_a_replacement_is_told_on_the_socket_and_ends_the_process():
     # the name as the watch gives it, with nothing of it that could break the answer's JSON
     assert event.detail.startswith("torch.autograd.profiler.profile.config was replaced")
     assert answer.error.type == "HarnessTampering"
+
+
+def test_what_the_judge_held_back_is_let_go_before_the_look():
+    """A finalizer of the kernel's in what the judge lets go of runs before the look, which then
+    sees what it replaced (it ran between the judge's looks, and armed a replacement that put
+    itself back before the next)."""
+    replaced: list[str] = []
+
+    class Arming:
+        def __del__(self) -> None:
+            replaced.append("torch.profiler.profile")
+
+    ours, theirs = socket.socketpair()
+    kept: list[object] = [[Arming()]]
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        last_look(lambda: replaced[0] if replaced else None, theirs, kept)()
+        os._exit(3)  # not reached: the finalizer armed what the look then found
+    theirs.close()
+    _, status = os.waitpid(pid, 0)
+    with ours:
+        answer, _ = Channel(ours).receive(answer_adapter, timeout_s=5)
+    assert os.WEXITSTATUS(status) == 0 and isinstance(answer, ErrorAnswer)
+    assert answer.signals.audit[0].detail.startswith("torch.profiler.profile was replaced")

@@ -81,7 +81,11 @@ class CandidateSubject:
         self.monitor.install(audit=self.audit)
         # the server, its handlers and its loop are bound before the kernel is imported, and so
         # is the last look it takes before each answer (``candidate.last_look``)
-        look = last_look(self.monitor.replaced, self.channel.sock) if self.audit else None
+        look = (
+            last_look(self.monitor.replaced, self.channel.sock, self.monitor.kept)
+            if self.audit
+            else None
+        )
         server = Server(
             self.channel,
             self.codec,

@@ -37,9 +37,11 @@ _MARK = "@@REPLACED@@"
 _SAFE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._<>")
 
 
-def last_look(replaced: Callable[[], str | None], sock: Any) -> Callable[[], None]:
-    """A sealed function for the server to call before each answer: returns when nothing is
-    replaced; otherwise sends the prepared answer on ``sock`` and ends the process."""
+def last_look(replaced: Callable[[], str | None], sock: Any, kept: list[Any]) -> Callable[[], None]:
+    """A sealed function for the server to call before each answer: lets go of ``kept`` (what
+    the judge held back from a call, so that no finalizer of the kernel's runs between its
+    looks: it runs now, before this one), then returns when nothing is replaced; otherwise
+    sends the prepared answer on ``sock`` and ends the process."""
     detail = f"{_MARK} was replaced: the judge's recorders and harness run on it"
     answer = ErrorAnswer(
         error=SubjectError(type="HarnessTampering", message=detail),
@@ -49,6 +51,7 @@ def last_look(replaced: Callable[[], str | None], sock: Any) -> Callable[[], Non
         _look,
         defaults=(
             replaced,
+            kept,
             sock,
             body_of(answer),
             _MARK.encode(),
@@ -62,6 +65,7 @@ def last_look(replaced: Callable[[], str | None], sock: Any) -> Callable[[], Non
 
 def _look(
     replaced: Any = None,
+    kept: Any = None,
     sock: Any = None,
     body: bytes = b"",
     mark: bytes = b"",
@@ -70,6 +74,7 @@ def _look(
     sendall: Any = None,
     end: Any = None,
 ) -> None:
+    kept.clear()
     name = replaced()
     if name is None:
         return

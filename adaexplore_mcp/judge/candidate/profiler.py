@@ -48,6 +48,9 @@ _SCOPE = _KinetoEvent.scope
 _DEVICE_TYPE = _KinetoEvent.device_type
 _IS_HIDDEN = getattr(_KinetoEvent, "is_hidden_event", None)
 _CPU = DeviceType.CPU
+# standard error as the judge found it: ``sys.stderr`` is the kernel's to replace, and one it
+# replaced armed a replacement as the profiler stopped
+_STDERR_FLUSH = sys.stderr.flush
 
 
 class CallProfiler:
@@ -236,7 +239,7 @@ class _QuietStderr:
     """The profiler's own chatter goes nowhere, not into the candidate's output."""
 
     def __enter__(self) -> None:
-        sys.stderr.flush()
+        _STDERR_FLUSH()
         self._saved = os.dup(2)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 2)

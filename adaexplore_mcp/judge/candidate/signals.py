@@ -61,6 +61,10 @@ from adaexplore_mcp.judge.wire.subject import AuditEvent, Signals
 
 __builtins__ = own_builtins()  # the judge's own: ``judge.own_builtins``
 
+_GET_DETERMINISTIC = torch._C._get_deterministic_algorithms
+_GET_WARN_ONLY = torch._C._get_deterministic_algorithms_warn_only
+_SET_DETERMINISTIC = torch._C._set_deterministic_algorithms
+
 
 class Monitor:
     def __init__(self, *, kernel_path: str, workdir: str, device: torch.device) -> None:
@@ -84,6 +88,8 @@ class Monitor:
         )
         self._switches = ProfilerSwitches(self.events)
         self._watch: Watch | None = None
+        # what the judge lets go of in a call, let go only in the server's last look
+        self.kept: list[Any] = []
         self.replaced: Callable[[], str | None] = lambda: None
         # set for one call by the harness: runs each Triton compile (``outside_lock``)
         self.compile_gate: list[Callable[[Callable[[], Any]], Any] | None] = [None]
@@ -163,7 +169,8 @@ class Monitor:
         profiler = self._profiler(kernels=mode == "profile")
         self._launch.profiling = True
         try:
-            with profiler, _poisoned() if poison else contextlib.nullcontext(), recorder:
+            poisoned = _poisoned(self.kept) if poison else contextlib.nullcontext()
+            with profiler, poisoned, recorder:
                 yield signals
                 # before the profiler stops: a replacement that undid itself as the judge's
                 # profiler called it would be gone by then
@@ -226,16 +233,22 @@ class Monitor:
 
 
 @contextlib.contextmanager
-def _poisoned() -> Iterator[None]:
-    deterministic = torch.are_deterministic_algorithms_enabled()
-    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+def _poisoned(kept: list[Any]) -> Iterator[None]:
+    """torch's deterministic mode, which fills what it hands out uninitialized, switched
+    through torch's C functions bound at import (``torch.use_deterministic_algorithms``, a
+    function of a module a kernel may change, armed a replacement as the call ended). The
+    warning filters the kernel may have added in the call go into ``kept``, not away: dropped
+    as ``catch_warnings`` ends, one of them ran a finalizer that armed a replacement between
+    the judge's looks (``last_look`` lets them go)."""
+    deterministic, warn_only = _GET_DETERMINISTIC(), _GET_WARN_ONLY()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the kernel's glue may be non-deterministic: no matter
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        _SET_DETERMINISTIC(True, warn_only=True)
         try:
             yield
         finally:
-            torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
+            _SET_DETERMINISTIC(deterministic, warn_only=warn_only)
+            kept.append(warnings.filters)
 
 
 def _precision_state() -> dict[str, Any]:
