@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
+import textwrap
 
 from adaexplore_mcp.judge.candidate.last_look import last_look
 from adaexplore_mcp.judge.wire.frames import Channel
@@ -64,3 +67,32 @@ def test_what_the_judge_held_back_is_let_go_before_the_look():
         answer, _ = Channel(ours).receive(answer_adapter, timeout_s=5)
     assert os.WEXITSTATUS(status) == 0 and isinstance(answer, ErrorAnswer)
     assert answer.signals.audit[0].detail.startswith("torch.profiler.profile was replaced")
+
+
+HELD_BACK = textwrap.dedent(
+    """
+    import os, tempfile, torch
+    from adaexplore_mcp.judge.candidate.signals import Monitor
+
+    workdir = tempfile.mkdtemp()
+    kernel = os.path.join(workdir, "kernel.py")
+    open(kernel, "w").close()
+    monitor = Monitor(kernel_path=kernel, workdir=workdir, device=torch.device("cpu"))
+    monitor.install(audit=False)  # the integrity checks off: no server's last look
+    for _ in range(5):
+        with monitor.call("check"):
+            pass
+    print(len(monitor.kept))
+    """
+)
+
+
+def test_what_is_held_back_for_the_last_look_does_not_pile_up_without_one():
+    """With the integrity checks off there is no last look to let go of what each call held
+    back (the warning filters): it grew by one a call, for every call of the process."""
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    done = subprocess.run(
+        [sys.executable, "-c", HELD_BACK], capture_output=True, text=True, timeout=240, env=env
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert int(done.stdout.split()[-1]) <= 1, done.stdout

@@ -161,6 +161,9 @@ class Monitor:
         integer), so an output element the kernel never writes is plainly wrong (its process
         holds no reference it could find by chance anyway)."""
         signals = Signals()
+        # what the last call held back: let go already by the server's last look where there is
+        # one, and here where there is none (the integrity checks off), or it would pile up
+        self.kept.clear()
         before = self._launch.launches
         native_before = _native_thread_count()
         counts: dict[str, int] = {}
