@@ -173,63 +173,18 @@ def test_a_kernel_that_writes_its_input_is_told_whether_the_task_does_too(cpu_ju
     assert says in result.message, result.message
 
 
-EMPTY_ODD_SHAPE = parse_task(
-    textwrap.dedent(
-        """
-        import torch
-        import torch.nn as nn
+# its odd shape has a zero in it (the later ODD_SHAPES is the one the task keeps)
+EMPTY_ODD_SHAPE = _task("x * 2", "[torch.randn(n)]", "doubled", extra='ODD_SHAPES = [{"n": 0}]')
+EARLY_RETURN = "        if x.numel() == 0:\n            return torch.empty_like(x)\n"
 
 
-        class Model(nn.Module):
-            def forward(self, x):
-                return x * 2
-
-
-        batch_size = 16
-        dim = 64
-
-
-        def get_inputs():
-            return [torch.randn(batch_size, dim)]
-
-
-        def get_init_inputs():
-            return []
-
-
-        ODD_SHAPES = [{"batch_size": 0, "dim": 33}]
-        """
-    ),
-    name="doubled_with_an_empty_shape",
-)
-
-
-@pytest.mark.parametrize("on_empty", ["", "if n == 0:\n            return y\n        "])
+@pytest.mark.parametrize("on_empty", ["", EARLY_RETURN], ids=["launched", "returned_early"])
 def test_a_shape_with_nothing_to_compute_asks_for_no_launch(cpu_judge, on_empty):
     """On a shape with a zero in it any output is right: the no-op call rejected an honest
     kernel as no_triton_work, and one that returned early as no_triton_kernel, naming no
     shape."""
-    code = textwrap.dedent(
-        """
-        import torch, torch.nn as nn, triton, triton.language as tl
-
-
-        @triton.jit
-        def double(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-            offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            mask = offsets < n
-            tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * 2, mask=mask)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                x = x.contiguous()
-                y = torch.empty_like(x)
-                n = x.numel()
-                EARLY
-                double[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024)
-                return y
-        """
-    ).replace("EARLY", on_empty)
+    code = _kernel("tl.store(out_ptr + offsets, x * 2.0, mask=mask)", "buf.view(-1)")
+    code = code.replace("        x = x.contiguous()\n", "        x = x.contiguous()\n" + on_empty)
+    assert on_empty in code
     result = cpu_judge.evaluate(EMPTY_ODD_SHAPE, code)
     assert result.status is Status.CORRECT, result.message
