@@ -9,19 +9,21 @@ profiler's records; the judge's profiler then saw no operator and torch's softma
 ``correct``. Setting a module's attribute raises no audit event. So the judge notes, once its
 own wrappers are in place and before the kernel is imported, every function, class and module
 those modules and classes hold, and after each call, before its profiler stops, whether each
-is still the same object (``Watch.replaced``). Data (a flag torch sets while a mode runs) is
-not watched, nor are names added later.
+is still the same object (``Watch.replaced``). Data there (a flag torch sets while a mode
+runs) is not watched, nor are names added later.
 
 The judge's own classes are reached without ``sys.modules``: ``type.__subclasses__`` leads from
 ``object`` to every class, and a method's ``__globals__`` to its module, with no audit event.
-A fourth red team replaced the judge's ``CallProfiler.report``, a function in its profiler's
+A fifth red team replaced the judge's ``CallProfiler.report``, a function in its profiler's
 module, pydantic's ``BaseModel.model_dump_json`` (to empty the signals as they were sent),
 ``socket.socket.recv_into`` (to meet the inputs before the recorders started) and contextlib's
 context manager's ``__exit__``. So the judge's modules that run in the candidate's process,
 every class of theirs (also a name added to one: a property shadows what an instance holds),
-and the standard library's and pydantic's classes on the way from a call to its answer are
-watched too, and the server looks once more, as the last thing before each answer is sent
-(``subject.server``), on a path that runs on nothing a kernel can replace.
+their data, dictionaries' items and builtins (a sixth round rebound the glue operators and
+replaced the watch's own ``any``), and the standard library's and pydantic's classes on the
+way from a call to its answer are watched too, and the server looks once more, as the last
+thing before each answer is sent (``subject.server``), on a path that runs on nothing a kernel
+can replace.
 """
 
 from __future__ import annotations
