@@ -8,7 +8,7 @@ and reports a replacement as an event in the call's signals; but a replacement o
 (pydantic's ``model_dump_json``, the channel's ``send``) could take that event out of the
 answer it was put in. So the server makes one more look after the answer is made and before
 it is sent (``subject.server``), on nothing but what this function was given before the kernel
-was imported: the watch's bound ``replaced``, the socket, Triton-free bytes of a prepared
+was imported: the watch's bound ``replaced``, the socket, the bytes of a prepared
 answer, and C functions. On a replacement it sends that answer (an error with a
 ``harness_tampering`` event naming what was replaced) straight to the socket and ends the
 process: the trusted process rejects the kernel.
