@@ -157,29 +157,30 @@ def test_a_kernel_whose_code_fails_as_the_recorders_start_gets_its_error_back(cp
     assert "Bad file descriptor" in result.message and "exit code" not in result.message
 
 
-def test_with_the_first_signals_off_the_profilers_switches_refuse_no_kernel_on_the_stack(
-    unguarded_judge,
-):
-    """The switches' rule that no code of the kernel's be on the stack is a first signal too:
-    kept on, it failed the GPU's exploits that stand for a dishonest server (they wrap the
-    server's methods, so their code is on the stack as every call's profiler starts)."""
+def test_with_the_first_signals_off_a_kernel_serves_the_judge_as_it_likes(unguarded_judge):
+    """The GPU's exploits that stand for a dishonest server (``exploits._the_server``) rebind
+    the loop the server bound before the kernel was imported; with the first signals off,
+    nothing refuses them and their hooks run (since 5848a61 the server no longer calls its
+    class's methods, and the exploits that replaced those judged an honest kernel instead)."""
     serving = wrapped(
         "return honest(x)",
         prelude=JUDGES_OWN,
         suffix="""
-_server = _judges("subject.server", "Server")
-_answer = _server._answer
+_serving = _the_server()
+_receive, _send, _answer, _look = vars(_serving)["_loop"]
 
 
-def _answered(self, request, payload):
-    return _answer(self, request, payload)  # on the stack as each call's profiler starts
+def _answered(request, payload):
+    print("answered by the kernel:", type(request).__name__, flush=True)
+    return _answer(request, payload)
 
 
-_server._answer = _answered
+_serving._loop = (_receive, _send, _answered, _look)
 """,
     )
     result = unguarded_judge.evaluate(TASKS["softmax"], serving)
     assert result.status is Status.CORRECT, result.message
+    assert "answered by the kernel: CallRequest" in (result.output_tail or ""), result.output_tail
 
 
 def test_an_impossible_speedup_is_measured_against_the_bandwidth():
