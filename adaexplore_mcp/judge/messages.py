@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from adaexplore_mcp.judge.errors import PHASE_WORDS, SIGNAL_HINTS, hint_for
 from adaexplore_mcp.judge.measurement import RuntimeStats
 from adaexplore_mcp.judge.result import (
@@ -161,18 +163,29 @@ _DERIVED_NOTE = (
     "the kernel must work for any sizes get_inputs() produces, so read sizes from the "
     "inputs' shapes and strides, mask the last partial block, and assume no alignment."
 )
-_RANGE_NOTE = (
-    " This input set had its float32 inputs multiplied by 2**-24: inside float32's and TF32's "
-    "range, below float16's normal numbers. The tf32 policy allows TF32's precision with "
-    "float32's range, so operands rounded to float16 fail here: keep float32 operands in "
-    'tl.dot (input_precision="tf32" or "ieee"), or judge under --precision legacy.'
-)
+
+
+def scale_words(scale: float) -> str:
+    """A range trial's scale as the messages write it: ``2**-24``, or the number."""
+    mantissa, exponent = math.frexp(scale)
+    return f"2**{exponent - 1}" if mantissa == 0.5 else f"{scale:g}"
+
+
+def range_note(scale: float) -> str:
+    """What a wrong output on a set scaled into float32's range means (the tf32 policy)."""
+    return (
+        f" This input set had its float32 inputs multiplied by {scale_words(scale)}: inside "
+        "float32's and TF32's range, below float16's normal numbers. The tf32 policy allows "
+        "TF32's precision with float32's range, so operands rounded to float16 fail here: keep "
+        'float32 operands in tl.dot (input_precision="tf32" or "ieee"), or judge under '
+        "--precision legacy."
+    )
 
 
 def incorrect(mismatch: Mismatch) -> str:
     text = _incorrect(mismatch)
     if mismatch.input_scale is not None:
-        text += _RANGE_NOTE
+        text += range_note(mismatch.input_scale)
     elif mismatch.variant.startswith("derived-") and mismatch.kind != "count":
         text += _DERIVED_NOTE
     return text

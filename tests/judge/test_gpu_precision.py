@@ -60,4 +60,5 @@ def test_float16_operands_kept_for_the_timed_calls_fail_there(tf32_judge):
     result = tf32_judge.evaluate(GEMM, COUNTING, precision=Precision.TF32, with_speedups=False)
     assert result.status is Status.REJECTED, result.message
     assert result.integrity[0].check == "timed_output", result.message
-    assert "scaled by" in result.message, result.message
+    assert "multiplied by 2**-24" in result.message, result.message
+    assert "input_precision" in result.message and ".." not in result.message, result.message

@@ -4,7 +4,8 @@ hint, baseline keys. (The TF32 behaviour itself needs a GPU: benchmarks/precisio
 import pytest
 import torch
 
-from adaexplore_mcp.judge.messages import incorrect
+from adaexplore_mcp.judge.checks import Violation
+from adaexplore_mcp.judge.messages import incorrect, range_note, scale_words
 from adaexplore_mcp.judge.policy import (
     LEGACY_TOLERANCE,
     TF32_TOLERANCE,
@@ -15,6 +16,7 @@ from adaexplore_mcp.judge.policy import (
 )
 from adaexplore_mcp.judge.pool.baselines import baseline_key
 from adaexplore_mcp.judge.result import Mismatch, ShapeError
+from adaexplore_mcp.judge.trusted import integrity
 from adaexplore_mcp.judge.trusted.compare import Comparison, tolerance_for
 from adaexplore_mcp.tasks import bundled_solution, parse_task, resolve_task
 
@@ -275,6 +277,20 @@ def test_the_range_trial_is_not_where_a_kernel_could_count_its_way_to(cpu_judge)
         assert result.correctness.mismatch.input_scale == 2.0**-24, result.message
         places.add(result.correctness.mismatch.trial)
     assert len(places) > 1, places
+
+
+def test_a_timed_call_wrong_on_the_scaled_set_is_told_what_a_checked_one_is():
+    """The timed calls' rejection said the inputs were "scaled by 5.96046e-08" and gave no
+    advice, where the checked calls' message says "multiplied by 2**-24" and what to change."""
+    assert scale_words(2.0**-24) == "2**-24" and scale_words(0.3) == "0.3"
+    with pytest.raises(Violation) as caught:
+        integrity.timed_output(7, "values", range_note(2.0**-24))
+    detail = caught.value.detail
+    assert "timed call #7" in detail and "multiplied by 2**-24" in detail, detail
+    assert 'input_precision="tf32"' in detail and ".." not in detail, detail
+    with pytest.raises(Violation) as plain:
+        integrity.timed_output(7, "values")
+    assert plain.value.detail.endswith("from the inputs it is given"), plain.value.detail
 
 
 @pytest.mark.parametrize("instead", ["None", "7", "x.shape"])

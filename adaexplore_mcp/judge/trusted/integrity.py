@@ -185,11 +185,13 @@ def no_triton_work(where: str, ops: Ops = Ops.TRITON) -> None:
     )
 
 
-def timed_output(call: int, kind: str) -> None:
+def timed_output(call: int, kind: str, note: str = "") -> None:
+    """``note``: what the set the call was wrong on tells (``messages.range_note``)."""
     raise Violation(
         Check.TIMED_OUTPUT,
         f"timed call #{call} returned a result that does not match its own inputs ({kind}); a "
-        "kernel must compute its result on every call, from the inputs it is given",
+        "kernel must compute its result on every call, from the inputs it is given"
+        + ("." + note if note else ""),
     )
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from adaexplore_mcp.judge import roofline
 from adaexplore_mcp.judge.measurement import KernelTime, RuntimeStats, TimingDetail
+from adaexplore_mcp.judge.messages import range_note
 from adaexplore_mcp.judge.policy import Ops, range_trial_scale
 from adaexplore_mcp.judge.result import Phase
 from adaexplore_mcp.judge.trusted import integrity
@@ -75,9 +76,8 @@ def time_candidate(evaluation: TrustedEvaluation) -> tuple[RuntimeStats, TimingD
                     result.outputs[bad], expected[bad], variant=variant.describe(), trial=-1
                 )
                 kind = mismatch.kind if mismatch else "values"
-                if sets[bad][0] in scaled_keys:
-                    kind += f"; its float32 inputs were scaled by {scale:g}, within float32's range"
-                integrity.timed_output(first + bad + 1, kind)
+                note = range_note(scale) if sets[bad][0] in scaled_keys else ""
+                integrity.timed_output(first + bad + 1, kind, note)
             evaluation.correctness.timed_calls_checked += len(sets)
 
         try:

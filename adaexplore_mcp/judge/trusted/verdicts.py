@@ -92,7 +92,8 @@ def kept_busy(evaluation: TrustedEvaluation, limit_ms: float) -> EarlyVerdict:
 
 def rejected(evaluation: TrustedEvaluation, violation: Violation) -> EvalResult:
     flag = IntegrityFlag(check=violation.check.value, detail=violation.detail)
-    message = f"Rejected by the {violation.check.value} check: {violation.detail}."
+    stop = "" if violation.detail.endswith(".") else "."
+    message = f"Rejected by the {violation.check.value} check: {violation.detail}{stop}"
     return result(evaluation, Status.REJECTED, message, integrity=[flag])
 
 
