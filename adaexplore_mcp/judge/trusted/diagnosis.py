@@ -11,6 +11,7 @@ import torch
 from adaexplore_mcp.judge import messages
 from adaexplore_mcp.judge.checks import Violation
 from adaexplore_mcp.judge.result import Mismatch, Phase, ShapeError
+from adaexplore_mcp.judge.trusted import checked_calls
 from adaexplore_mcp.judge.trusted.common import EarlyVerdict
 from adaexplore_mcp.judge.trusted.link import SubjectFailed, SubjectLost
 from adaexplore_mcp.judge.trusted.report import TaskFailed
@@ -38,8 +39,10 @@ def diagnose_rounding(evaluation: TrustedEvaluation, mismatch: Mismatch) -> None
                 evaluation.exchange.forget(key)
                 continue
             if not built:
-                evaluation._build(variant, None)
-            outputs, _, _, _ = evaluation._call(variant, master, "check", Phase.CHECKING, False)
+                checked_calls.build(evaluation, variant, None)
+            outputs, _, _, _ = checked_calls.call(
+                evaluation, variant, master, "check", Phase.CHECKING, False
+            )
             expected, _ = evaluation.exchange.reference(key)
             actual, want = outputs[mismatch.output_index], expected[mismatch.output_index]
             if not _comparable(actual, want):

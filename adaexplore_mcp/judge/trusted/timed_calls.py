@@ -76,7 +76,8 @@ def time_candidate(evaluation: TrustedEvaluation) -> tuple[RuntimeStats, TimingD
                     result.outputs[bad], expected[bad], variant=variant.describe(), trial=-1
                 )
                 kind = mismatch.kind if mismatch else "values"
-                note = range_note(scale) if sets[bad][0] in scaled_keys else ""
+                scaled = scale is not None and sets[bad][0] in scaled_keys
+                note = range_note(scale) if scaled and scale is not None else ""
                 integrity.timed_output(first + bad + 1, kind, note)
             evaluation.correctness.timed_calls_checked += len(sets)
 
