@@ -325,6 +325,48 @@ def test_the_machines_settings_in_proc_are_read_only(unguarded_judge):
     assert result.status is Status.CORRECT, result.message
 
 
+def test_a_kernels_dev_holds_only_the_devices_a_kernel_needs(unguarded_judge):
+    """Where the judge runs as root, the sandbox's user owns every device node of the host's
+    /dev: a kernel opened /dev/loop0 for reading, bound it to a file of its own with an ioctl,
+    and the next evaluation's kernel read that file's contents back from it. The view's /dev
+    holds the null, zero, full and random devices, the GPU's, and links to the process's own
+    descriptors."""
+    forward = (
+        "names = set(os.listdir(DEV))\n"
+        "extra = names - KEPT - {'fd', 'stdin', 'stdout', 'stderr', 'shm'}\n"
+        "extra = {name for name in extra if not name.startswith('nvidia')}\n"
+        "if extra or not os.path.exists(DEV + '/fd/1'):\n"
+        "    raise RuntimeError(f'/dev holds {sorted(extra)}')\n"
+        "with open(DEV + '/urandom', 'rb') as handle, open(DEV + '/null', 'wb') as sink:\n"
+        "    sink.write(handle.read(16))\n" + SOFTMAX_RESULT
+    )
+    kept = {name.removeprefix("/dev/") for name in filesystem.DEVICES}
+    prelude = f"KEPT = {kept!r}\nDEV = '/' + 'dev'"
+    result = unguarded_judge.evaluate(SOFTMAX, module(forward, prelude=prelude))
+    _needs_namespaces(result)
+    assert result.status is Status.CORRECT, result.message
+
+
+def test_a_socket_is_only_of_a_family_the_network_namespace_holds(unguarded_judge):
+    """A virtual machine's socket (AF_VSOCK) reaches its host whatever the network namespace:
+    a kernel could make one. Local and namespaced families stay allowed."""
+    forward = (
+        "_socket = socketserver.socket\n"
+        "for family in (40, 31, 29):  # AF_VSOCK, AF_BLUETOOTH, AF_CAN\n"
+        "    try:\n"
+        "        getattr(_socket, 'socket')(family, _socket.SOCK_STREAM).close()\n"
+        "    except OSError as error:\n"
+        "        if error.errno != 1:\n"
+        "            raise RuntimeError(f'family {family}: {error}')\n"
+        "    else:\n"
+        "        raise RuntimeError(f'a socket of family {family} was made')\n"
+        "getattr(_socket, 'socketpair')()[0].close()\n" + SOFTMAX_RESULT
+    )
+    result = unguarded_judge.evaluate(SOFTMAX, module(forward, prelude="import socketserver"))
+    _needs_namespaces(result)
+    assert result.status is Status.CORRECT, result.message
+
+
 def test_a_kernels_process_may_name_its_threads(unguarded_judge):
     """A process's own /proc entries stay writable: the CUDA driver cannot start without them
     (a read-only /proc failed every GPU evaluation with cudaErrorOsCallFailed)."""

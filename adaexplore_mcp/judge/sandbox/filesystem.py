@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import stat
 import sys
 from dataclasses import dataclass, field
 
@@ -31,6 +32,19 @@ _AT_RECURSIVE = 0x8000
 _MOUNT_ATTR_RDONLY = 0x1
 _MOUNT_SETATTR = 442  # the same number on x86_64 and aarch64
 _O_PATH = 0o10000000
+
+# The view's /dev holds only these of the host's (the GPU's when there is one): where the judge
+# runs as root the sandbox's user is root's mapping, the owner of every device node, and with the
+# host's /dev a kernel bound a loop device to a file of its own (an ioctl on a node opened for
+# reading) whose contents the next evaluation's kernel read back
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+GPU_DEVICE_PREFIX = "nvidia"  # nvidiactl, nvidia0..., nvidia-uvm, nvidia-caps/
+_DEV_LINKS = (
+    ("/proc/self/fd", "/dev/fd"),
+    ("/proc/self/fd/0", "/dev/stdin"),
+    ("/proc/self/fd/1", "/dev/stdout"),
+    ("/proc/self/fd/2", "/dev/stderr"),
+)
 
 HIDDEN_ALWAYS = ("/tmp", "/var/tmp", "/run", "/dev/shm", "/home", "/root", "/mnt", "/media")
 # never covered, whatever a setting says: the system itself lives there
@@ -77,6 +91,8 @@ class ViewPlan:
     # hidden directories inside a kept one (a judge's home in a checkout on sys.path, under
     # /tmp): covered again once the kept ones are mounted back
     cover: tuple[str, ...] = ()
+    # the device nodes of the host's /dev the view's own /dev holds (``devices_to_keep``)
+    devices: tuple[str, ...] = ()
 
 
 def plan_for(
@@ -125,7 +141,20 @@ def plan_for(
         workdir=workdir,
         workdir_bytes=workdir_bytes,
         writable_binds=tuple(writable_binds or ()),
+        devices=devices_to_keep(),
     )
+
+
+def devices_to_keep(dev: str = "/dev") -> tuple[str, ...]:
+    """The host's device nodes the view's /dev holds: the null, zero, full and random devices
+    and the GPU's (``nvidia*``, directories included)."""
+    found = [path for path in DEVICES if os.path.exists(path)]
+    try:
+        names = sorted(os.listdir(dev))
+    except OSError:
+        names = []
+    found += [os.path.join(dev, name) for name in names if name.startswith(GPU_DEVICE_PREFIX)]
+    return tuple(found)
 
 
 def _package_dir() -> str:
@@ -245,7 +274,10 @@ def build(plan: ViewPlan) -> None:
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     keep_fds = {path: os.open(path, _O_PATH) for path in plan.keep}
     bind_fds = {target: os.open(source, _O_PATH) for source, target in plan.writable_binds}
+    device_fds = {path: os.open(path, _O_PATH) for path in plan.devices}
     try:
+        if plan.devices:
+            _own_dev(device_fds)
         for root in plan.hide:
             size = plan.tmp_bytes if root == "/tmp" else 2**20
             _mount("adaexplore", root, "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={size},mode=755")
@@ -274,8 +306,24 @@ def build(plan: ViewPlan) -> None:
         for target, fd in bind_fds.items():
             _bind_from(fd, target, writable=True)
     finally:
-        for fd in (*keep_fds.values(), *bind_fds.values()):
+        for fd in (*keep_fds.values(), *bind_fds.values(), *device_fds.values()):
             os.close(fd)
+
+
+def _own_dev(device_fds: dict[str, int]) -> None:
+    """A /dev of the view's own: a small tmpfs with the kept device nodes bound into it (a
+    node made on a tmpfs of a user namespace cannot be opened; a bound one keeps its mount's
+    flags), the usual links, and ``/dev/shm`` for its tmpfs."""
+    _mount("adaexplore", "/dev", "tmpfs", _MS_NOSUID | _MS_NOEXEC, "size=65536,mode=755")
+    for path, fd in device_fds.items():
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            os.makedirs(path, exist_ok=True)
+        else:
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
+        _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)
+    for source, link in _DEV_LINKS:
+        os.symlink(source, link)
+    os.makedirs("/dev/shm", exist_ok=True)
 
 
 # What a process's /proc offers for writing beyond its own entries: settings of the whole machine

@@ -5,7 +5,8 @@ Refused (``EPERM``): debugging or reading other processes (``ptrace``, ``process
 (``mount`` and the new mount API, ``pivot_root``, ``chroot``, ``unshare``, ``setns``), kernel
 facilities a kernel has no use for (``bpf``, ``perf_event_open``, ``userfaultfd``, keyrings,
 module loading, ``kexec``, ``reboot``, swap, ``acct``, ``quotactl``, ``io_uring``, file
-handles), and signals to any process but itself. When processes are not allowed, ``fork``,
+handles), sockets of a family no network namespace holds (``AF_VSOCK`` and the like), and
+signals to any process but itself. When processes are not allowed, ``fork``,
 ``vfork``, ``execve``, ``execveat`` and a ``clone`` without ``CLONE_THREAD`` are refused too
 (``clone3`` answers ``ENOSYS``, so the C library falls back to ``clone``, whose flags a filter
 can read). A system call of another architecture's table (x32) is refused as well.
@@ -58,6 +59,8 @@ _OFFSET_ARG1_LOW = 24
 # notification (refused)
 _F_LOCKS = (5, 6, 7, 36, 37, 38)  # F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, _SETLK, _SETLKW
 _F_REFUSED = (1024, 1026)  # F_SETLEASE, F_NOTIFY
+# AF_UNIX, AF_INET, AF_INET6, AF_NETLINK
+_SOCKET_FAMILIES = (1, 2, 10, 16)
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ class _Table:
     flock: int
     fcntl: int
     watches: dict[str, int]  # refused once sealed
+    sockets: tuple[int, int]  # socket, socketpair
 
 
 _X86_64 = _Table(
@@ -136,6 +140,7 @@ _X86_64 = _Table(
     flock=73,
     fcntl=72,
     watches={"inotify_init": 253, "inotify_init1": 294, "fanotify_init": 300},
+    sockets=(41, 53),
 )
 
 _AARCH64 = _Table(
@@ -198,6 +203,7 @@ _AARCH64 = _Table(
     flock=32,
     fcntl=25,
     watches={"inotify_init1": 26, "fanotify_init": 262},
+    sockets=(198, 199),
 )
 
 _TABLES = {"x86_64": _X86_64, "aarch64": _AARCH64}
@@ -250,6 +256,18 @@ def program(*, allow_processes: bool, own_pid: int, machine: str | None = None) 
             _instruction(ret, _RET_ALLOW),
             _instruction(ret, deny),
         ]
+    # a socket only of a family the network namespace holds, or a local one: a virtual
+    # machine's (AF_VSOCK) and the like reach past it
+    socket, socketpair = table.sockets
+    families = _SOCKET_FAMILIES
+    code += [
+        _instruction(jeq, socket, jt=1),
+        _instruction(jeq, socketpair, jf=len(families) + 3),
+        _instruction(ld, _OFFSET_ARG0_LOW),
+    ]
+    for index, family in enumerate(families):
+        code.append(_instruction(jeq, family, jt=len(families) - index))
+    code += [_instruction(ret, deny), _instruction(ret, _RET_ALLOW)]
     # kill and tgkill only at this process itself
     code += [
         _instruction(jeq, table.signals["kill"], jt=1),
