@@ -126,9 +126,22 @@ def kept_busy(limit_ms: float) -> str:
 
 def garbled(phase: Phase, why: str) -> str:
     return (
-        f"The kernel's process {why} while {PHASE_WORDS[phase]}: something in it changed or "
-        "broke the judge's harness. Fix and resubmit."
+        f"The kernel's process {clipped(why, 300)} while {PHASE_WORDS[phase]}: something in it "
+        "changed or broke the judge's harness. Fix and resubmit."
     )
+
+
+# A verdict's message is read by a model with a finite context: at most this many characters,
+# whatever a kernel put into what it sent
+MESSAGE_CHARS = 4000
+
+
+def clipped(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """``text``, cut to ``limit`` characters with the cut said."""
+    if len(text) <= limit:
+        return text
+    kept = limit - 40  # room for the note, whose number has at most 20 digits
+    return f"{text[:kept]} [... {len(text) - kept} characters cut]"
 
 
 def timed_out(phase: Phase, timeout_s: float) -> str:

@@ -199,7 +199,9 @@ class EvalResult(BaseModel):
         description="The operator policy the kernel was judged under: triton, or mixed "
         "(torch's library operators allowed beside Triton kernels that do real work).",
     )
-    message: str = Field(description="One short, actionable paragraph for the agent.")
+    message: str = Field(
+        description="One short, actionable paragraph for the agent (at most 4,000 characters)."
+    )
     task: str
     task_hash: str
     kernel_hash: str

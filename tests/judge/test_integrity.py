@@ -8,6 +8,7 @@ import pytest
 
 from adaexplore_mcp.judge import Check, Status
 from adaexplore_mcp.judge.checks import Violation
+from adaexplore_mcp.judge.messages import MESSAGE_CHARS
 from adaexplore_mcp.judge.trusted import integrity
 from adaexplore_mcp.tasks import get_bundled_task, parse_task
 
@@ -17,6 +18,7 @@ from .exploits import (
     HARMLESS,
     IDENTITY_TASK,
     JUDGES_OWN,
+    MESSAGE_FLOODED_BY_A_FORGED_DTYPE,
     Exploit,
     by_name,
     copied_by_triton,
@@ -181,6 +183,14 @@ _serving._loop = (_receive, _send, _answered, _look)
     result = unguarded_judge.evaluate(TASKS["softmax"], serving)
     assert result.status is Status.CORRECT, result.message
     assert "answered by the kernel: CallRequest" in (result.output_tail or ""), result.output_tail
+
+
+def test_what_a_kernel_sends_cannot_flood_the_verdicts_message(cpu_judge):
+    """A verdict's message has a size one can state (``messages.MESSAGE_CHARS``): a forged
+    answer with a dtype of 2 MB made a message of 2 MB, and one of 20 MB one of 20 MB."""
+    result = cpu_judge.evaluate(TASKS["softmax"], MESSAGE_FLOODED_BY_A_FORGED_DTYPE)
+    assert result.status is Status.RUNTIME_ERROR, result.message[:300]
+    assert len(result.message) <= MESSAGE_CHARS, len(result.message)
 
 
 def test_an_impossible_speedup_is_measured_against_the_bandwidth():

@@ -34,7 +34,7 @@ def result(
     """The result with everything the evaluation has established so far."""
     return EvalResult(
         status=status,
-        message=message,
+        message=messages.clipped(message),
         task=evaluation.task.name,
         task_hash=evaluation.task.hash,
         kernel_hash=kernel_hash(evaluation.job.code or ""),

@@ -49,7 +49,7 @@ class _Value(BaseModel):
 
 class TensorValue(_Value):
     kind: Literal["tensor"] = "tensor"
-    dtype: str
+    dtype: str = Field(max_length=32)  # a name of torch's (``dtype_of``)
     shape: list[int]
     stride: list[int]
     offset: int = Field(ge=0, description="Storage offset, in elements.")
@@ -58,7 +58,9 @@ class TensorValue(_Value):
     at: int | None = Field(
         default=None, ge=0, description="CPU: where the storage starts in the payload."
     )
-    ipc: str | None = Field(default=None, description="CUDA: the allocation's IPC handle, hex.")
+    ipc: str | None = Field(
+        default=None, max_length=2 * 64, description="CUDA: the allocation's IPC handle, hex."
+    )
     alloc_offset: int | None = Field(
         default=None, ge=0, description="CUDA: where the storage starts in that allocation."
     )
