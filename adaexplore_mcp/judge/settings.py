@@ -161,6 +161,13 @@ class SandboxSettings(BaseModel):
         description="Room for Triton's and torch's caches and temporary files (a size-limited "
         "/tmp of the process's own), apart from the output limit.",
     )
+    answer_limit_mb: int = Field(
+        default=2048,
+        ge=64,
+        description="The most one answer of a user-code process may carry to the trusted "
+        "process (tensors on the CPU travel in it), which holds up to twice that while it "
+        "copies them out.",
+    )
     isolate_network: bool = Field(default=True, description="An empty network namespace.")
     private_filesystem: bool = Field(
         default=True,

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from adaexplore_mcp.judge import Check, Status
+from adaexplore_mcp.judge import Check, LocalJudge, Status
 from adaexplore_mcp.judge.checks import Violation
 from adaexplore_mcp.judge.messages import MESSAGE_CHARS
+from adaexplore_mcp.judge.settings import SandboxSettings
 from adaexplore_mcp.judge.trusted import integrity
-from adaexplore_mcp.tasks import get_bundled_task, parse_task
+from adaexplore_mcp.tasks import bundled_solution, get_bundled_task, parse_task
 
+from ..conftest import SyncJudge, cpu_settings
 from .exploits import (
+    ANNOUNCES_A_LARGE_ANSWER,
     COPY,
     EXPLOITS,
     HARMLESS,
@@ -191,6 +194,24 @@ def test_what_a_kernel_sends_cannot_flood_the_verdicts_message(cpu_judge):
     result = cpu_judge.evaluate(TASKS["softmax"], MESSAGE_FLOODED_BY_A_FORGED_DTYPE)
     assert result.status is Status.RUNTIME_ERROR, result.message[:300]
     assert len(result.message) <= MESSAGE_CHARS, len(result.message)
+
+
+def test_an_answer_over_the_limit_is_refused_before_its_bytes_are_read(loop_thread, tmp_path):
+    """The trusted process holds what a user-code process sends it: an answer is bounded
+    (``SandboxSettings.answer_limit_mb``) and refused on its header, with the setting named;
+    the same judge then judges an honest kernel as usual."""
+    settings = cpu_settings(workers_per_device=1, sandbox=SandboxSettings(answer_limit_mb=64))
+    judge = SyncJudge(loop_thread, LocalJudge(settings, home=tmp_path / "home"))
+    loop_thread.run(judge.judge.start())
+    try:
+        result = judge.evaluate(TASKS["softmax"], ANNOUNCES_A_LARGE_ANSWER, timeout_s=30)
+        assert result.status is Status.RUNTIME_ERROR, result.message
+        assert "exceeds the 67108864-byte limit" in result.message, result.message
+        assert "ANSWER_LIMIT_MB" in result.message, result.message
+        honest = judge.evaluate(TASKS["softmax"], bundled_solution("softmax"))
+        assert honest.status is Status.CORRECT, honest.message
+    finally:
+        loop_thread.run(judge.judge.close())
 
 
 def test_an_impossible_speedup_is_measured_against_the_bandwidth():

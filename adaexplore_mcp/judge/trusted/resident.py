@@ -57,6 +57,7 @@ from adaexplore_mcp.judge.wire.jobs import (
 from adaexplore_mcp.judge.wire.subject import ReadyAnswer, answer_adapter
 
 PREPARE_PATIENCE_S = 120.0
+ANSWER_LIMIT = "ADAEXPLORE_JUDGE__SANDBOX__ANSWER_LIMIT_MB"  # the setting, for its error
 CALIBRATOR_PATIENCE_S = 10.0
 PANEL_PATIENCE_S = 60.0  # a context waits for the GPU lock (shared) while another worker times
 ORDER_BYTES = 4096
@@ -163,6 +164,9 @@ class Resident:
             return  # the worker gave the job up
         job = ChildJob.model_validate_json(frame[0])
         for channel in channels.values():
+            # what a user-code process sends is held here, up to twice over as it is copied out
+            channel.max_payload = job.sandbox.answer_limit_mb * 2**20
+            channel.limit_name = ANSWER_LIMIT
             with contextlib.suppress(ChannelClosed, FrameError):  # found lost in the job
                 channel.receive(prepared_adapter, timeout_s=PREPARE_PATIENCE_S)
         for role, channel in channels.items():

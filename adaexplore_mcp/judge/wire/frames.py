@@ -97,12 +97,15 @@ def read_frame(fd: int, *, max_payload: int = MAX_PAYLOAD) -> tuple[bytes, bytes
     return body, payload
 
 
-def _checked(header: bytes, max_payload: int) -> tuple[int, int]:
+def _checked(header: bytes, max_payload: int, limit_name: str = "") -> tuple[int, int]:
     body_size, payload_size = HEADER.unpack(header)
     if body_size > MAX_BODY:
         raise FrameError(f"a message of {body_size} bytes exceeds the {MAX_BODY}-byte limit")
     if payload_size > max_payload:
-        raise FrameError(f"a payload of {payload_size} bytes exceeds the {max_payload}-byte limit")
+        named = f" ({limit_name})" if limit_name else ""
+        raise FrameError(
+            f"a payload of {payload_size} bytes exceeds the {max_payload}-byte limit{named}"
+        )
     return body_size, payload_size
 
 
@@ -131,10 +134,15 @@ class Channel:
     """One end of a socket that carries frames, with validated messages and optional
     deadlines. Used between the trusted judge process and the processes it drives."""
 
-    def __init__(self, sock: socket.socket, *, max_payload: int = MAX_PAYLOAD) -> None:
+    def __init__(
+        self, sock: socket.socket, *, max_payload: int = MAX_PAYLOAD, limit_name: str = ""
+    ) -> None:
+        """``max_payload``: the largest payload received (``limit_name``: the setting that
+        sets it, for the error)."""
         sock.setblocking(True)
         self.sock = sock
         self.max_payload = max_payload
+        self.limit_name = limit_name
 
     def fileno(self) -> int:
         return self.sock.fileno()
@@ -156,7 +164,7 @@ class Channel:
         at end of file or when ``timeout_s`` passes first, ``FrameError`` for a malformed one."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         header = self._exact(HEADER.size, deadline)
-        body_size, payload_size = _checked(header, self.max_payload)
+        body_size, payload_size = _checked(header, self.max_payload, self.limit_name)
         body = self._exact(body_size, deadline)
         payload = self._exact(payload_size, deadline) if payload_size else b""
         try:

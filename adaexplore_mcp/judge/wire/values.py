@@ -297,7 +297,7 @@ class PayloadDecoder(Decoder):
         self.copied += spec.storage_bytes
         if self.copied > len(self.payload):
             raise DecodeError("the tensors described hold more bytes than were sent")
-        raw = bytearray(self.payload[spec.at : end])
+        raw = bytearray(memoryview(self.payload)[spec.at : end])  # one copy, not two
         storage = (
             torch.frombuffer(raw, dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
         )
