@@ -24,6 +24,7 @@ from adaexplore_mcp.judge.wire.values import (
     SequenceValue,
     TensorValue,
     Value,
+    bytes_at,
 )
 
 
@@ -78,6 +79,18 @@ def _tensor(**changes) -> TensorValue:
 def test_a_description_that_does_not_fit_what_was_sent_is_refused(spec):
     with pytest.raises(DecodeError):
         PayloadDecoder(bytes(16)).decode(spec)
+
+
+def test_memory_is_read_a_piece_at_a_time_past_a_c_int():
+    """``ctypes.string_at`` takes a C int: an output of 2 GiB or more did not encode. Read in
+    pieces, with pieces small enough to show it here."""
+    import ctypes
+
+    data = bytes(range(256)) * 5
+    buffer = ctypes.create_string_buffer(data, len(data))
+    address = ctypes.addressof(buffer)
+    assert bytes_at(address, len(data), piece=7) == data == bytes_at(address, len(data))
+    assert bytes_at(address, 0, piece=7) == b""
 
 
 def test_values_nested_too_deep_are_refused():

@@ -251,6 +251,17 @@ class Opaque:
 # -- the CPU: storage bytes in the frame's payload ---------------------------------------------
 
 
+def bytes_at(address: int, size: int, piece: int = 2**31 - 1) -> bytes:
+    """``size`` bytes of memory at ``address``: ``ctypes.string_at`` takes a C int, so a
+    storage of 2 GiB or more is read a ``piece`` at a time (it failed to encode at all)."""
+    if size <= piece:
+        return ctypes.string_at(address, size)
+    return b"".join(
+        ctypes.string_at(address + start, min(piece, size - start))
+        for start in range(0, size, piece)
+    )
+
+
 class PayloadEncoder(Encoder):
     def __init__(self) -> None:
         self.chunks: list[bytes] = []
@@ -267,7 +278,7 @@ class PayloadEncoder(Encoder):
                 raise ValueError("the tensor's storage has no memory to read")
             # read without a torch operator: a candidate's outputs are encoded under the
             # recorders, where an operator of the judge's would count as the kernel's
-            data = ctypes.string_at(storage.data_ptr(), storage.nbytes())
+            data = bytes_at(storage.data_ptr(), storage.nbytes())
         spec = describe(tensor, "cpu", at=self.size)
         self.chunks.append(data)
         self.size += len(data)
