@@ -136,3 +136,30 @@ def test_a_float8_output_passes_one_step_apart_and_not_as_zeros(name):
     stepped = (expected.view(torch.uint8) + 1).view(dtype)
     assert torch.isfinite(stepped.float()).all()
     assert compare(stepped, expected, variant="v", trial=0) is None
+
+
+def close_enough(actual, expected, override=None):
+    return Comparison(TOL, override).close_enough(actual, expected)
+
+
+def test_a_python_float_past_float32s_range_is_held_to_its_value():
+    """A reference returned a float of 1e173 (finite in float64): made float32's inf, it passed
+    any finite 0-d float32 output (|42 - inf| > inf is false), and failed the honest one."""
+    huge = math.exp(400.0)
+    assert compare(torch.tensor(42.0), huge) is not None
+    assert not bool(close_enough(torch.tensor(42.0), huge) or False)
+    assert compare(huge, huge) is None  # the honest float, held in float64
+    assert compare(2**70, 2**70) is None and compare(2**70 + 2**60, 2**70) is not None
+    assert compare(1.5, 1.5) is None and compare(torch.tensor(1.5), 1.5) is None
+
+
+def test_an_expected_inf_or_a_huge_rms_passes_no_output():
+    """The timed calls' check: one inf in the expected outputs, or outputs of 3e19 and more
+    under a tolerance scaled by their RMS (the tf32 policy's), let zeros through."""
+    scaled = Tolerance(atol=1e-3, rtol=1e-3, atol_scale="output_rms")
+    expected = torch.tensor([1.0, math.inf, 2.0])
+    assert not bool(close_enough(torch.zeros(3), expected))
+    assert compare(torch.zeros(3), expected) is not None
+    large = torch.full((4,), 3e19)
+    assert not bool(close_enough(torch.zeros(4), large, override=scaled))
+    assert bool(close_enough(large * (1 + 1e-6), large, override=scaled))

@@ -140,6 +140,15 @@ def test_a_python_number_the_reference_returns_may_be_returned(cpu_judge):
     assert result.status is Status.CORRECT, result.message
 
 
+def test_a_python_float_past_float32s_range_is_not_matched_by_any_output(cpu_judge):
+    """The reference's float of about 1e173 became float32's inf, and a kernel that returned a
+    0-d tensor of 42.0 whatever its input was judged correct (a red team)."""
+    task = _task("torch.exp(x.double() * 100).sum().item()", "[torch.randn(n)]", "huge_float")
+    constant = _kernel("tl.store(out_ptr + offsets, x * 0.0 + 42.0, mask=mask)", "buf[0, 0]")
+    result = cpu_judge.evaluate(task, constant)
+    assert result.status is Status.INCORRECT, result.message
+
+
 @pytest.mark.parametrize(
     ("forward", "inputs", "init", "error"),
     [

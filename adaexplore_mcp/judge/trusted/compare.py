@@ -78,10 +78,15 @@ class Comparison:
             a_wide, e_wide = a.to(e.device, wide), e.to(wide)
             atol: float | torch.Tensor = tol.atol
             if tol.atol_scale == "output_rms":
-                atol = tol.atol * e_wide.abs().pow(2).mean().sqrt()
+                # in float64: in float32 the squares of outputs of 2e19 and more were inf, and
+                # so was the tolerance, which then passed any output
+                rms = e.to(torch.complex128 if e.dtype.is_complex else torch.float64)
+                atol = (tol.atol * rms.abs().pow(2).mean().sqrt()).to(e_wide.real.dtype)
             within = (a_wide - e_wide).abs() <= atol + tol.rtol * e_wide.abs()
             if e.dtype.is_floating_point or e.dtype.is_complex:
-                within = within & torch.isfinite(a_wide)
+                # NaN and Inf never pass, in the output or in what it is held to: |0 - inf| is
+                # within inf
+                within = within & torch.isfinite(a_wide) & torch.isfinite(e_wide)
             flags.append(within.all())
         if not flags:
             return torch.tensor(True)
@@ -170,6 +175,8 @@ class Comparison:
             bad = actual.to(expected.device) != expected
         else:
             bad = diff > (atol + tol.rtol * e64.abs())
+            if expected.dtype.is_floating_point or expected.dtype.is_complex:
+                bad = bad | ~torch.isfinite(e64)  # within inf of inf is no match
         max_abs = float(diff.max())
         rel = diff / torch.clamp(e64.abs(), min=max(atol, 1e-30))
         max_rel = float(rel.max())
@@ -200,8 +207,30 @@ def _numbers_as_tensors(actual: Any, expected: Any) -> tuple[Any, torch.Tensor]:
     if isinstance(expected, torch.Tensor):
         return actual, expected
     if type(actual) is type(expected):
-        actual = torch.as_tensor(actual)
-    return actual, torch.as_tensor(expected)
+        actual = _number_tensor(actual)
+    return actual, _number_tensor(expected)
+
+
+_FLOAT32_MAX = torch.finfo(torch.float32).max
+
+
+def _number_tensor(number: Any) -> torch.Tensor:
+    """A Python number as torch makes it (a float as float32, an int as int64), but in float64
+    where that would not hold it: a reference's float of 1e173 became float32's inf, against
+    which any finite output was within tolerance (inf > inf is false), and an int past int64's
+    range would not convert at all."""
+    if isinstance(number, bool):
+        return torch.as_tensor(number)
+    if isinstance(number, int):
+        if -(2**63) <= number < 2**63:
+            return torch.as_tensor(number)
+        return torch.tensor(float(number), dtype=torch.float64)
+    if isinstance(number, (float, complex)):
+        parts = (number.real, number.imag) if isinstance(number, complex) else (number,)
+        if any(math.isfinite(part) and abs(part) > _FLOAT32_MAX for part in parts):
+            wide = torch.complex128 if isinstance(number, complex) else torch.float64
+            return torch.tensor(number, dtype=wide)
+    return torch.as_tensor(number)
 
 
 def _exact(dtype: torch.dtype, tol: Tolerance) -> bool:
