@@ -160,7 +160,7 @@ class Reference:
         )
         expected = None
         if request.reference:
-            expected = self.task.run(self.models[request.variant], values)
+            expected = self.task.run(self.models[request.variant], _copied(values))
         self.kept[request.key] = (request.variant, values, expected)
         specs, answer_payload = self.codec.encode(values)
         return ValuesAnswer(values=specs), answer_payload
@@ -172,7 +172,9 @@ class Reference:
         for index, (seed, key) in enumerate(zip(request.seeds, request.keys, strict=True)):
             scale = request.scales.get(index)
             values = self.task.inputs(request.variant, request.overrides, seed, scale=scale)
-            self.kept[key] = (request.variant, values, self.task.run(model, values))
+            # the reference runs on a copy: the inputs were sent after it ran, and a reference
+            # that changed them in place had the candidate timed on what it made of them
+            self.kept[key] = (request.variant, values, self.task.run(model, _copied(values)))
             sets.append(encoder.encode_all(values))
         return SetsAnswer(sets=sets), payload_of(encoder)
 
@@ -239,3 +241,12 @@ class Reference:
 
         with self.task.task_code("running Model.forward"):
             return self._server.arm(request, payload, forward, Signals())
+
+
+def _copied(values: Any) -> Any:
+    """``values`` with every tensor in them cloned (layout kept), for a reference to run on."""
+    if isinstance(values, torch.Tensor):
+        return values.clone()
+    if isinstance(values, (list, tuple)):
+        return type(values)(_copied(value) for value in values)
+    return values
