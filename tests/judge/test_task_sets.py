@@ -56,3 +56,24 @@ def test_the_sets_are_sent_as_drawn_whatever_the_reference_does_to_them(tmp_path
     request = InputsRequest(variant=variant, seed=7, key=2, reference=True)
     answer, payload = reference.inputs(request, b"")
     assert torch.equal(PayloadDecoder(payload).decode_all(answer.values)[0], drawn)
+
+
+def test_a_copy_for_the_reference_keeps_each_inputs_layout_and_its_containers():
+    """``clone`` made an expanded input dense (its storage as large as its elements) and a
+    namedtuple of inputs could not be rebuilt (it raised in the task's process)."""
+    from collections import namedtuple
+
+    from adaexplore_mcp.judge.reference.harness import _copied
+
+    base = torch.arange(8.0)
+    expanded = base.expand(4, 8)
+    strided = torch.arange(24.0).view(4, 6)[1:, ::2]
+    pair = namedtuple("Pair", "a b")(expanded, 3)
+    copies = _copied([expanded, strided, pair, (base,)])
+    for original, copy in ((expanded, copies[0]), (strided, copies[1])):
+        assert torch.equal(copy, original) and copy.stride() == original.stride()
+        assert copy.storage_offset() == original.storage_offset()
+        assert copy.untyped_storage().nbytes() == original.untyped_storage().nbytes()
+        assert copy.untyped_storage().data_ptr() != original.untyped_storage().data_ptr()
+    assert type(copies[2]).__name__ == "Pair" and copies[2].b == 3
+    assert torch.equal(copies[2].a, expanded) and isinstance(copies[3], tuple)

@@ -244,9 +244,16 @@ class Reference:
 
 
 def _copied(values: Any) -> Any:
-    """``values`` with every tensor in them cloned (layout kept), for a reference to run on."""
+    """``values`` with every tensor's storage copied and viewed as before, for a reference to
+    run on: ``clone`` made an expanded view dense (4 MiB of storage became 4 GiB) and a strided
+    one contiguous."""
     if isinstance(values, torch.Tensor):
-        return values.clone()
-    if isinstance(values, (list, tuple)):
-        return type(values)(_copied(value) for value in values)
+        copy = torch.empty(0, dtype=values.dtype, device=values.device)
+        storage = values.untyped_storage().clone()
+        return copy.set_(storage, values.storage_offset(), values.size(), values.stride())
+    if isinstance(values, list):
+        return [_copied(value) for value in values]
+    if isinstance(values, tuple):
+        items = [_copied(value) for value in values]
+        return type(values)(*items) if hasattr(values, "_fields") else type(values)(items)
     return values
