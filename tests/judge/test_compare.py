@@ -163,3 +163,7 @@ def test_an_expected_inf_or_a_huge_rms_passes_no_output():
     large = torch.full((4,), 3e19)
     assert not bool(close_enough(torch.zeros(4), large, override=scaled))
     assert bool(close_enough(large * (1 + 1e-6), large, override=scaled))
+    huge = torch.full((4,), 1e160, dtype=torch.float64)  # squares past float64's range
+    assert not bool(close_enough(torch.zeros(4, dtype=torch.float64), huge, override=scaled))
+    assert bool(close_enough(huge * (1 + 1e-6), huge, override=scaled))
+    assert bool(close_enough(torch.zeros(3), torch.zeros(3), override=scaled))

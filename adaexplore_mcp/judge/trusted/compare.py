@@ -78,10 +78,7 @@ class Comparison:
             a_wide, e_wide = a.to(e.device, wide), e.to(wide)
             atol: float | torch.Tensor = tol.atol
             if tol.atol_scale == "output_rms":
-                # in float64: in float32 the squares of outputs of 2e19 and more were inf, and
-                # so was the tolerance, which then passed any output
-                rms = e.to(torch.complex128 if e.dtype.is_complex else torch.float64)
-                atol = (tol.atol * rms.abs().pow(2).mean().sqrt()).to(e_wide.real.dtype)
+                atol = tol.atol * _rms(e_wide)
             within = (a_wide - e_wide).abs() <= atol + tol.rtol * e_wide.abs()
             if e.dtype.is_floating_point or e.dtype.is_complex:
                 # NaN and Inf never pass, in the output or in what it is held to: |0 - inf| is
@@ -199,6 +196,18 @@ class Comparison:
             expected_value=_item(expected, index),
             actual_value=_item(actual, index),
         )
+
+
+def _rms(values: torch.Tensor) -> torch.Tensor:
+    """The root mean square of ``values``' magnitudes, on their device (no wait), scaled by the
+    largest so that no square overflows: squared as they were, outputs of 2e19 (float32) or
+    1.3e154 (float64) made it inf, and a tolerance of inf passed any output. Where it is not
+    finite (an inf among the values, which never pass) it is 1, and the tolerance plain."""
+    magnitude = values.abs()
+    peak = magnitude.amax()
+    magnitude /= torch.where(peak > 0, peak, torch.ones_like(peak))
+    rms = peak * magnitude.square_().mean().sqrt()
+    return torch.where(torch.isfinite(rms), rms, torch.ones_like(rms))
 
 
 def _numbers_as_tensors(actual: Any, expected: Any) -> tuple[Any, torch.Tensor]:
