@@ -399,3 +399,15 @@ def test_the_output_limit_holds_without_a_private_view(loop_thread, tmp_path):
         pytest.skip("Landlock is not available on this machine")
     assert result.status is Status.RUNTIME_ERROR, result.message
     assert "more than the output limit" in result.message
+
+
+def test_the_gpus_device_nodes_are_kept_but_not_a_dangling_link(tmp_path):
+    """A dangling ``nvidia*`` link on the host failed every sandbox's private view (its
+    ``O_PATH`` open raised before the view was built)."""
+    for name in ("nvidia0", "nvidiactl", "loop0"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "nvidia-caps").mkdir()
+    (tmp_path / "nvidia-gone").symlink_to(tmp_path / "missing")
+    kept = filesystem.devices_to_keep(str(tmp_path))
+    gpu = sorted(os.path.basename(path) for path in kept if path.startswith(str(tmp_path)))
+    assert gpu == ["nvidia-caps", "nvidia0", "nvidiactl"]

@@ -12,6 +12,7 @@ process.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import stat
@@ -153,8 +154,8 @@ def devices_to_keep(dev: str = "/dev") -> tuple[str, ...]:
         names = sorted(os.listdir(dev))
     except OSError:
         names = []
-    found += [os.path.join(dev, name) for name in names if name.startswith(GPU_DEVICE_PREFIX)]
-    return tuple(found)
+    gpu = [os.path.join(dev, name) for name in names if name.startswith(GPU_DEVICE_PREFIX)]
+    return tuple(found + [path for path in gpu if os.path.exists(path)])  # no dangling link
 
 
 def _package_dir() -> str:
@@ -272,10 +273,19 @@ def _bind_from(fd: int, target: str, *, writable: bool = False) -> None:
 def build(plan: ViewPlan) -> None:
     """Build the view in this process's (new, private) mount namespace."""
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
-    keep_fds = {path: os.open(path, _O_PATH) for path in plan.keep}
-    bind_fds = {target: os.open(source, _O_PATH) for source, target in plan.writable_binds}
-    device_fds = {path: os.open(path, _O_PATH) for path in plan.devices}
+    opened: list[int] = []  # closed whatever fails, before any user code runs in this process
+
+    def path_fd(path: str) -> int:
+        opened.append(os.open(path, _O_PATH))
+        return opened[-1]
+
     try:
+        keep_fds = {path: path_fd(path) for path in plan.keep}
+        bind_fds = {target: path_fd(source) for source, target in plan.writable_binds}
+        device_fds = {}
+        for path in plan.devices:
+            with contextlib.suppress(OSError):  # gone since it was listed: one device fewer
+                device_fds[path] = path_fd(path)
         if plan.devices:
             _own_dev(device_fds)
         for root in plan.hide:
@@ -306,7 +316,7 @@ def build(plan: ViewPlan) -> None:
         for target, fd in bind_fds.items():
             _bind_from(fd, target, writable=True)
     finally:
-        for fd in (*keep_fds.values(), *bind_fds.values(), *device_fds.values()):
+        for fd in opened:
             os.close(fd)
 
 
