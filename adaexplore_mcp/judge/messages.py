@@ -131,6 +131,14 @@ def garbled(phase: Phase, why: str) -> str:
     )
 
 
+def answer_too_large(phase: Phase, why: str) -> str:
+    return (
+        f"The kernel's process {clipped(why, 300)} while {PHASE_WORDS[phase]}: what forward "
+        "returns (and, on the CPU, the inputs sent back with it) is more than the judge takes "
+        "in one answer. Return smaller outputs, or raise the limit if they must be this large."
+    )
+
+
 # A verdict's message is read by a model with a finite context: at most this many characters,
 # whatever a kernel put into what it sent
 MESSAGE_CHARS = 4000
@@ -140,7 +148,7 @@ def clipped(text: str, limit: int = MESSAGE_CHARS) -> str:
     """``text``, cut to ``limit`` characters with the cut said."""
     if len(text) <= limit:
         return text
-    kept = limit - 40  # room for the note, whose number has at most 20 digits
+    kept = limit - 40  # room for the note, whose number has at most 18 digits
     return f"{text[:kept]} [... {len(text) - kept} characters cut]"
 
 

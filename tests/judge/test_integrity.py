@@ -208,6 +208,7 @@ def test_an_answer_over_the_limit_is_refused_before_its_bytes_are_read(loop_thre
         assert result.status is Status.RUNTIME_ERROR, result.message
         assert "exceeds the 67108864-byte limit" in result.message, result.message
         assert "ANSWER_LIMIT_MB" in result.message, result.message
+        assert result.error.type == "AnswerTooLarge" and "harness" not in result.message
         honest = judge.evaluate(TASKS["softmax"], bundled_solution("softmax"))
         assert honest.status is Status.CORRECT, honest.message
     finally:

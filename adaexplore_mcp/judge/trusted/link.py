@@ -15,7 +15,7 @@ import torch
 
 from adaexplore_mcp.judge.trusted.span_result import NullOffset
 from adaexplore_mcp.judge.wire.cuda import CudaError
-from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed, FrameError
+from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed, FrameError, PayloadTooLarge
 from adaexplore_mcp.judge.wire.ipc import (
     Arena,
     ArenaEncoder,
@@ -52,11 +52,15 @@ class SubjectLost(Exception):
     """The process ended, or broke the protocol (``garbled``), while the trusted process
     waited on it."""
 
-    def __init__(self, role: Role, why: str, *, garbled: bool = False) -> None:
+    def __init__(
+        self, role: Role, why: str, *, garbled: bool = False, oversized: bool = False
+    ) -> None:
+        """``oversized``: it sent more than one answer may carry (``answer_limit_mb``)."""
         super().__init__(f"the {role}'s process {why}")
         self.role = role
         self.why = why
         self.garbled = garbled
+        self.oversized = oversized
 
 
 class SubjectFailed(Exception):
@@ -149,6 +153,9 @@ class Link:
             return self.channel.receive(answer_adapter, timeout_s=timeout_s)
         except ChannelClosed as exc:
             raise SubjectLost(self.role, f"ended ({exc})") from None
+        except PayloadTooLarge as exc:
+            why = f"sent an answer too large ({exc})"
+            raise SubjectLost(self.role, why, oversized=True) from None
         except FrameError as exc:
             raise SubjectLost(self.role, f"sent a malformed answer ({exc})", garbled=True) from None
 

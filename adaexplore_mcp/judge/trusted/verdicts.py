@@ -67,6 +67,10 @@ def failed(
 def lost(evaluation: TrustedEvaluation, gone: SubjectLost) -> EvalResult:
     """The candidate's process died or broke the protocol: a runtime error of the kernel."""
     phase = evaluation.reporter.phase_now or Phase.COMPILING
+    if gone.oversized:
+        text = messages.answer_too_large(phase, gone.why)
+        detail = ErrorDetail(type="AnswerTooLarge", message=text, phase=phase)
+        return result(evaluation, Status.RUNTIME_ERROR, text, error=detail)
     if gone.garbled:
         text = messages.garbled(phase, gone.why)
         detail = ErrorDetail(type="ProtocolError", message=text, phase=phase)

@@ -35,6 +35,10 @@ class FrameError(Exception):
     """A malformed frame, or one over its limits."""
 
 
+class PayloadTooLarge(FrameError):
+    """A frame's payload over the limit its channel was given (``Channel.limit_name``)."""
+
+
 class ChannelClosed(Exception):
     """The other end went away (end of file, reset, or a timeout while waiting for it)."""
 
@@ -103,7 +107,7 @@ def _checked(header: bytes, max_payload: int, limit_name: str = "") -> tuple[int
         raise FrameError(f"a message of {body_size} bytes exceeds the {MAX_BODY}-byte limit")
     if payload_size > max_payload:
         named = f" ({limit_name})" if limit_name else ""
-        raise FrameError(
+        raise PayloadTooLarge(
             f"a payload of {payload_size} bytes exceeds the {max_payload}-byte limit{named}"
         )
     return body_size, payload_size
