@@ -167,3 +167,13 @@ def test_an_expected_inf_or_a_huge_rms_passes_no_output():
     assert not bool(close_enough(torch.zeros(4, dtype=torch.float64), huge, override=scaled))
     assert bool(close_enough(huge * (1 + 1e-6), huge, override=scaled))
     assert bool(close_enough(torch.zeros(3), torch.zeros(3), override=scaled))
+
+
+def test_the_checked_and_the_timed_comparisons_agree_on_complex_outputs():
+    """The checked comparison took an RMS-scaled tolerance from the real parts alone: on purely
+    imaginary outputs it was plain ``atol``, where the timed check scaled it by |z|."""
+    scaled = Tolerance(atol=1e-3, rtol=0.0, atol_scale="output_rms")
+    expected = torch.full((4,), 100j, dtype=torch.complex64)
+    near = expected + 0.05  # within 1e-3 of an RMS of 100
+    assert bool(close_enough(near, expected, override=scaled))
+    assert compare(near, expected, override=scaled) is None
