@@ -115,4 +115,13 @@ class LoopbackHost:
     def _allowed(self, scope: Scope) -> bool:
         host = next((v for k, v in scope.get("headers", []) if k.lower() == b"host"), b"")
         name = _host_name(host.decode("latin-1")).lower()
-        return name in self.NAMES or name.startswith("127.")
+        return name in self.NAMES or _loopback_address(name)
+
+
+def _loopback_address(name: str) -> bool:
+    """A loopback IP address, written as one: ``127.0.0.2``, not ``127.evil.example``, a name a
+    web page's own DNS may point at 127.0.0.1 (DNS rebinding), which ``127.`` let through."""
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False

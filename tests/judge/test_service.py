@@ -199,7 +199,8 @@ def test_a_body_not_sent_as_json_is_415_and_runs_nothing(service):
 def test_without_a_token_only_a_loopback_host_is_answered(service):
     """A name a web page points at 127.0.0.1 (DNS rebinding) reaches nothing."""
     before = service.served()
-    for host in ("rebind.example", "rebind.example:8765", "10.0.0.1"):
+    hosts = ("rebind.example", "rebind.example:8765", "10.0.0.1", "127.rebind.example")
+    for host in (*hosts, "127.0.0.1.rebind.example", "127.rebind.example:8765"):
         response = httpx.post(
             f"{service.url}/v1/evaluate",
             json=payload(GELU, gelu_solution()),
@@ -208,7 +209,7 @@ def test_without_a_token_only_a_loopback_host_is_answered(service):
         assert response.status_code == 421, (host, response.text)
         assert response.json()["error"] == "untrusted_host"
     assert service.served() == before
-    for host in ("localhost:1", "127.0.0.1", "[::1]:8765"):
+    for host in ("localhost:1", "127.0.0.1", "[::1]:8765", "127.0.0.2:8765"):
         response = httpx.get(f"{service.url}/v1/health", headers={"Host": host})
         assert response.status_code == 200, (host, response.text)
 
