@@ -59,9 +59,11 @@ def read_source(path: Path, limit: int) -> str:
     """A regular file's text, refused past ``limit`` bytes (a device such as /dev/zero, or a
     huge file, would otherwise be read forever)."""
     # non-blocking: opening a FIFO for reading would otherwise wait for a writer
-    with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise ValueError("not a regular file")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)  # a directory opens, and ``open`` would refuse it with the fd left open
+        raise ValueError("not a regular file")
+    with open(fd, "rb") as handle:
         data = handle.read(limit + 1)
     if len(data) > limit:
         raise ValueError(f"larger than {limit} bytes")

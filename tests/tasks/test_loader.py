@@ -173,3 +173,15 @@ def _load_into(path: Path, failed: list[BaseException]) -> None:
         load_task_file(path)
     except TaskError as exc:
         failed.append(exc)
+
+
+def test_a_directory_for_a_task_is_refused_and_leaves_no_descriptor_open(tmp_path: Path):
+    """``open`` refused the directory only after ``os.open`` had opened it: every call left a
+    descriptor open, until an MCP server could open no file at all (a red team)."""
+    import os
+
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(20):
+        with pytest.raises(TaskError, match="not a regular file"):
+            load_task_file(tmp_path)
+    assert len(os.listdir("/proc/self/fd")) <= before
