@@ -43,7 +43,10 @@ class WireEvalOptions(BaseModel):
 
     device: str | None = Field(default=None, description="'cpu' or 'cuda:N'; None: least busy.")
     timeout_s: float | None = Field(
-        default=None, gt=0, le=MAX_TIMEOUT_S, description="None: the judge's default."
+        default=None,
+        ge=1,  # as the command line: 1e-300 s timed out every kernel, blamed as an endless loop
+        le=MAX_TIMEOUT_S,
+        description="At least a second; None: the judge's default.",
     )
     precision: Precision | None = Field(
         default=None, description="strict, tf32 or legacy; None: the judge's default."

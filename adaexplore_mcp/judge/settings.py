@@ -139,31 +139,40 @@ class IntegritySettings(BaseModel):
 class SandboxSettings(BaseModel):
     """What the operating system enforces on the processes that run user code."""
 
+    # Upper bounds keep every limit one setrlimit takes (a larger one was a traceback blamed on
+    # the task); the lower one of memory leaves room for the judge's own setup in the process
+    # (at 256 MiB it failed there, and the kernel was blamed)
     memory_limit_mb: int | None = Field(
         default=16384,
-        ge=256,
+        ge=1024,
+        le=2**24,
         description="Private writable memory a process may map (RLIMIT_DATA); None for no limit.",
     )
     cpu_time_factor: float = Field(
         default=4.0,
         ge=1,
+        le=1000,
+        allow_inf_nan=False,
         description="CPU seconds a process may use, as a multiple of its wall-clock limit "
         "(threads add up).",
     )
     max_processes: int = Field(
         default=512,
         ge=16,
+        le=2**22,
         description="Processes and threads a process may add to the user's count (RLIMIT_NPROC).",
     )
     cache_limit_mb: int = Field(
         default=4096,
         ge=16,
+        le=2**24,
         description="Room for Triton's and torch's caches and temporary files (a size-limited "
         "/tmp of the process's own), apart from the output limit.",
     )
     answer_limit_mb: int = Field(
         default=2048,
         ge=64,
+        le=8192,  # a frame's own limit (``wire.frames.MAX_PAYLOAD``)
         description="The most one answer of a user-code process may carry to the trusted "
         "process (tensors on the CPU travel in it), which holds up to twice that while it "
         "copies them out.",
@@ -324,11 +333,14 @@ class RemoteJudgeSettings(BaseModel):
         "cluster's client server; None for the local pool.",
     )
     token: str | None = Field(default=None, description="Bearer token the service requires.")
-    connect_timeout_s: float = Field(default=10.0, gt=0)
+    # bounded: an infinite delay, or retries whose doubling delays ran for days, hung a command
+    connect_timeout_s: float = Field(default=10.0, gt=0, le=600, allow_inf_nan=False)
     retries: int = Field(
-        default=4, ge=0, description="Retries on connection errors and 503 (queue full)."
+        default=4, ge=0, le=20, description="Retries on connection errors and 503 (queue full)."
     )
-    backoff_s: float = Field(default=1.0, gt=0, description="First retry delay; doubles.")
+    backoff_s: float = Field(
+        default=1.0, gt=0, le=60, allow_inf_nan=False, description="First retry delay; doubles."
+    )
 
 
 class ServiceSettings(BaseModel):
@@ -337,7 +349,7 @@ class ServiceSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=0, le=65535)
     token: str | None = Field(default=None, description="Required as a bearer token when set.")
-    max_body_mb: float = Field(default=4.0, gt=0)
+    max_body_mb: float = Field(default=4.0, gt=0, le=1024, allow_inf_nan=False)
 
 
 class RaySettings(BaseModel):

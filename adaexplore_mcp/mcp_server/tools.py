@@ -22,9 +22,10 @@ Level = Annotated[
 TimeoutS = Annotated[
     float | None,
     Field(
-        gt=0,
+        ge=1,
         le=3600,
-        description="Wall-clock limit in seconds; the server's configured limit when omitted.",
+        description="Wall-clock limit in seconds, at least one; the server's configured limit "
+        "when omitted.",
     ),
 ]
 Query = Annotated[

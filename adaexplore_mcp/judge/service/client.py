@@ -165,7 +165,7 @@ class RemoteJudge:
                 wait = max(delay, min(retry.after_s or 0.0, MAX_RETRY_AFTER_S))
                 log.info("%s; retrying in %.1f s", retry.error, wait)
                 await asyncio.sleep(wait)
-                delay *= 2
+                delay = min(delay * 2, MAX_RETRY_AFTER_S)  # doubling for days helps no one
         raise AssertionError("unreachable")
 
     async def _once(
