@@ -102,3 +102,15 @@ def test_a_kernel_past_the_parsers_nesting_limit_falls_back_to_its_assignments()
     code = bundled_solution("gelu") + "\n_deep = " + "-" * 100_000 + "1\n"
     assert {"SQRT_2_OVER_PI", "gelu_tanh_kernel", "_deep"} <= kernel_names(code)
     assert signature("SourceTooDeep", "kernel.py nests too deeply", code=code).slip is None
+
+
+@pytest.mark.timeout(20)
+def test_a_long_message_is_signed_by_its_beginning_in_little_time():
+    """``add_failure`` took 86 s of CPU on an error text of 200,000 characters (its path
+    pattern backtracks over a long run without a slash); the signature reads the first
+    ``SIGNATURE_CHARS`` characters, so a text that differs only past them signs the same."""
+    from adaexplore_mcp.memory.signature import SIGNATURE_CHARS
+
+    head = "RuntimeError: the grid is empty " + "x" * 200_000
+    assert signature("RuntimeError", head) == signature("RuntimeError", head + " tail")
+    assert len(head) > 50 * SIGNATURE_CHARS
