@@ -50,13 +50,12 @@ def _precheck(task: Task, code: str) -> EvalResult | None:
         tree = ast.parse(code, filename="kernel.py")
     except SyntaxError as exc:
         text = exc.msg + (f": {exc.text.strip()}" if exc.text else "")
+        # a NUL byte has no line: Python refuses the whole source
+        where = f"kernel.py:{exc.lineno}" if exc.lineno is not None else "kernel.py"
         detail = ErrorDetail(
-            type="SyntaxError",
-            message=text,
-            phase=Phase.COMPILING,
-            location=f"kernel.py:{exc.lineno}",
+            type="SyntaxError", message=text, phase=Phase.COMPILING, location=where
         )
-        return _compile_error(task, code, f"Syntax error at kernel.py:{exc.lineno}: {text}", detail)
+        return _compile_error(task, code, f"Syntax error at {where}: {text}", detail)
 
     if not _defines(tree, "ModelNew"):
         detail = ErrorDetail(

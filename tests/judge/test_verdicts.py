@@ -131,6 +131,15 @@ def test_syntax_error_names_the_line(cpu_judge):
     assert f"Syntax error at kernel.py:{line}" in result.message
 
 
+def test_a_nul_byte_is_a_syntax_error_of_the_whole_file(cpu_judge):
+    """Python refuses a source with a NUL byte as a whole: the message read "Syntax error at
+    kernel.py:None" (a red team)."""
+    result = cpu_judge.evaluate(SOFTMAX, module("return x") + "\x00\n")
+    assert result.status is Status.COMPILE_ERROR, result.message
+    assert result.error.location == "kernel.py" and "None" not in result.message, result.message
+    assert "null bytes" in result.message
+
+
 def test_missing_model_new(cpu_judge):
     result = cpu_judge.evaluate(SOFTMAX, "import torch\nclass Model2:\n    pass\n")
     assert result.status is Status.COMPILE_ERROR
