@@ -93,6 +93,31 @@ def _host_name(header: str) -> str:
     return header.rpartition(":")[0] if ":" in header else header
 
 
+class RequestLimit:
+    """ASGI middleware: at most ``limit`` HTTP requests in the app at once, those whose bodies
+    are still arriving included; beyond them ``reject()``'s response at once. Held bodies were
+    counted nowhere, and a client could make a service hold as many as it liked."""
+
+    def __init__(self, app: ASGIApp, limit: int, reject: Callable[[], Response]) -> None:
+        self.app = app
+        self.limit = limit
+        self.reject = reject
+        self.active = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.active >= self.limit:
+            await self.reject()(scope, receive, send)
+            return
+        self.active += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.active -= 1
+
+
 class LoopbackHost:
     """ASGI middleware for a server on the loopback interface with no token (``enforce``):
     a request must name a loopback host by its literal name, else ``reject()``'s response. A

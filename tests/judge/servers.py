@@ -12,6 +12,7 @@ import uvicorn
 
 from adaexplore_mcp.judge import LocalJudge
 from adaexplore_mcp.judge.service.app import create_app
+from adaexplore_mcp.judge.service.server import uvicorn_config
 from adaexplore_mcp.judge.settings import ServiceSettings
 from adaexplore_mcp.listening import url_of
 from adaexplore_mcp.tasks import Task, bundled_solution, get_bundled_task
@@ -32,12 +33,8 @@ class RunningService:
         sock.bind(("127.0.0.1", 0))
         self.url = url_of(sock)
         self.judge = judge
-        config = uvicorn.Config(
-            create_app(judge, settings or ServiceSettings()),
-            log_level="warning",
-            lifespan="off",
-            timeout_graceful_shutdown=2,
-        )
+        settings = settings or ServiceSettings()
+        config = uvicorn_config(create_app(judge, settings), timeout_graceful_shutdown=2)
         self.server = uvicorn.Server(config)
         self._done = asyncio.run_coroutine_threadsafe(self.server.serve(sockets=[sock]), loop.loop)
         deadline = time.monotonic() + 10

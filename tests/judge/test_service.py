@@ -505,3 +505,45 @@ def test_the_operator_policy_travels_to_the_service(service):
     assert mixed.status == "correct" and mixed.ops == "mixed", mixed.message
     assert mixed.work_split is not None and mixed.work_split.library_ops == {"mm": 1}
     assert asyncio.run(run()).status == "rejected"
+
+
+def _held_request(url: str, path: str = "/v1/evaluate") -> socket.socket:
+    """A connection whose request announces a body of 1000 bytes and sends five."""
+    host, port = url.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)), timeout=15)
+    sock.sendall(
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        'Content-Length: 1000\r\n\r\n{"a":'.encode()
+    )
+    return sock
+
+
+def test_a_body_that_does_not_arrive_in_time_is_refused(loop_thread, local_judge):
+    """A body held open kept its memory for as long as the client liked: 100 of them took the
+    service to 484 MB (a red team). It now has ``body_timeout_s`` to arrive."""
+    running = RunningService(loop_thread, local_judge, ServiceSettings(body_timeout_s=1.0))
+    try:
+        with _held_request(running.url) as sock:
+            reply = b""
+            while chunk := sock.recv(65536):
+                reply += chunk
+        assert b" 408 " in reply.split(b"\r\n")[0], reply
+        assert b"request_timeout" in reply and b"BODY_TIMEOUT_S" in reply, reply
+    finally:
+        running.stop()
+
+
+def test_requests_beyond_the_limit_are_answered_503_at_once(loop_thread, local_judge):
+    """Requests were not counted, so held bodies piled up without bound."""
+    settings = ServiceSettings(max_requests=2, body_timeout_s=60.0)
+    running = RunningService(loop_thread, local_judge, settings)
+    held = [_held_request(running.url) for _ in range(2)]
+    try:
+        time.sleep(0.5)  # both requests are in the app, waiting for their bodies
+        response = httpx.get(f"{running.url}/v1/health", timeout=10)
+        assert response.status_code == 503, response.text
+        assert response.json()["error"] == "too_many_requests"
+    finally:
+        for sock in held:
+            sock.close()
+        running.stop()

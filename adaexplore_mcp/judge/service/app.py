@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
@@ -40,7 +40,7 @@ from adaexplore_mcp.judge.service.api import (
     Versions,
 )
 from adaexplore_mcp.judge.settings import ServiceSettings
-from adaexplore_mcp.listening import BearerAuth, LoopbackHost, is_loopback
+from adaexplore_mcp.listening import BearerAuth, LoopbackHost, RequestLimit, is_loopback
 from adaexplore_mcp.tasks import Task, TaskError, task_from_source
 
 log = logging.getLogger(__name__)
@@ -94,9 +94,10 @@ class RequestRejected(Exception):
         self.status, self.code, self.message = status, code, message
 
 
-def error_response(exc: BaseException) -> Response:
-    """The HTTP answer for an exception raised by a request (``ErrorResponse`` JSON)."""
-    headers: dict[str, str] = {}
+def error_response(exc: BaseException, *, retry_after: bool = False) -> Response:
+    """The HTTP answer for an exception raised by a request (``ErrorResponse`` JSON);
+    ``retry_after``: with a Retry-After header, as a full queue's."""
+    headers: dict[str, str] = {"Retry-After": str(RETRY_AFTER_S)} if retry_after else {}
     if isinstance(exc, RequestRejected):
         status, code, message = exc.status, exc.code, exc.message
         if code is ServiceErrorCode.UNAUTHORIZED:
@@ -117,6 +118,10 @@ def error_response(exc: BaseException) -> Response:
             f"no such endpoint or method; the service answers POST {API_PREFIX}/evaluate, "
             f"POST {API_PREFIX}/lint, GET {API_PREFIX}/health and GET {API_PREFIX}/queue"
         )
+    elif isinstance(exc, ClientDisconnect):
+        # the client left while its body arrived: nothing to answer, nothing gone wrong here
+        log.info("a client disconnected before its request arrived")
+        status, code, message = 400, ServiceErrorCode.INVALID_REQUEST, "the client went away"
     else:
         log.error("unexpected error in a request", exc_info=exc)
         status, code = 500, ServiceErrorCode.INTERNAL
@@ -153,6 +158,18 @@ def _unauthorized() -> Response:
     )
 
 
+def _too_many_requests() -> Response:
+    return error_response(
+        RequestRejected(
+            503,
+            ServiceErrorCode.TOO_MANY_REQUESTS,
+            "this service is serving as many requests as it takes at once "
+            "(ADAEXPLORE_SERVICE__MAX_REQUESTS); retry later",
+        ),
+        retry_after=True,
+    )
+
+
 def _untrusted_host() -> Response:
     return error_response(
         RequestRejected(
@@ -186,6 +203,7 @@ class _Endpoints:
     def __init__(self, service: JudgeService, settings: ServiceSettings) -> None:
         self.service = service
         self.max_body = int(settings.max_body_mb * 2**20)
+        self.body_timeout_s = settings.body_timeout_s
 
     async def _body(self, request: Request, model: type[M]) -> M:
         # a web page can post text/plain anywhere without asking; application/json it cannot,
@@ -208,11 +226,20 @@ class _Endpoints:
         if declared.isdigit() and int(declared) > self.max_body:
             raise too_large
         chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > self.max_body:
-                raise too_large
-            chunks.append(chunk)
+        try:
+            async with asyncio.timeout(self.body_timeout_s):
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > self.max_body:
+                        raise too_large
+                    chunks.append(chunk)
+        except TimeoutError:
+            raise RequestRejected(
+                408,
+                ServiceErrorCode.REQUEST_TIMEOUT,
+                f"the request body did not arrive within {self.body_timeout_s:g} s "
+                "(ADAEXPLORE_SERVICE__BODY_TIMEOUT_S)",
+            ) from None
         try:
             return model.model_validate_json(b"".join(chunks))
         except ValidationError as exc:
@@ -340,6 +367,7 @@ def create_app(judge: LocalJudge, settings: ServiceSettings) -> Starlette:
             Route(f"{API_PREFIX}/queue", endpoints.queue, methods=["GET"]),
         ],
         middleware=[
+            Middleware(RequestLimit, limit=settings.max_requests, reject=_too_many_requests),
             Middleware(
                 LoopbackHost,
                 enforce=settings.token is None and is_loopback(settings.host),

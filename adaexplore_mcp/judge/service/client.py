@@ -240,7 +240,7 @@ class RemoteJudge:
                 "`adaexplore-mcp judge serve`?"
             )
         exc = _exception(error, self.url)
-        if error.error is ServiceErrorCode.QUEUE_FULL:
+        if error.error in (ServiceErrorCode.QUEUE_FULL, ServiceErrorCode.TOO_MANY_REQUESTS):
             after = response.headers.get("Retry-After", "")
             return _Retry(exc, float(after) if after.isdigit() else None)
         return exc
@@ -253,7 +253,7 @@ def _payload(task: Task) -> TaskPayload:
 def _exception(error: ErrorResponse, url: str) -> Exception:
     """The exception the local judge raises for the same failure."""
     code, message = error.error, error.message
-    if code is ServiceErrorCode.QUEUE_FULL:
+    if code in (ServiceErrorCode.QUEUE_FULL, ServiceErrorCode.TOO_MANY_REQUESTS):
         return QueueFull(f"{message} (judge service at {url})")
     if code is ServiceErrorCode.UNAUTHORIZED:
         return JudgeUnavailable(
@@ -268,6 +268,7 @@ def _exception(error: ErrorResponse, url: str) -> Exception:
         ServiceErrorCode.INVALID_REQUEST,
         ServiceErrorCode.BODY_TOO_LARGE,
         ServiceErrorCode.UNSUPPORTED_MEDIA_TYPE,
+        ServiceErrorCode.REQUEST_TIMEOUT,
     ):
         return ValueError(f"the judge service at {url} rejected the request: {message}")
     return JudgeError(f"the judge service at {url} failed: {message}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
@@ -37,6 +38,17 @@ class _Server(uvicorn.Server):
                     captured.clear()
 
 
+def uvicorn_config(app: Any, **overrides: Any) -> uvicorn.Config:
+    """How the service's app is served (the tests serve it the same way)."""
+    fields: dict[str, Any] = {
+        "log_level": "warning",
+        "access_log": False,
+        "lifespan": "off",
+        "timeout_graceful_shutdown": 5,
+    }
+    return uvicorn.Config(app, **(fields | overrides))
+
+
 async def serve(
     judge_settings: JudgeSettings,
     service_settings: ServiceSettings,
@@ -50,13 +62,7 @@ async def serve(
     try:
         store = Store(database_path(home))
         async with LocalJudge(judge_settings, home=home, store=store) as judge:
-            config = uvicorn.Config(
-                create_app(judge, service_settings),
-                log_level="warning",
-                access_log=False,
-                lifespan="off",
-                timeout_graceful_shutdown=5,
-            )
+            config = uvicorn_config(create_app(judge, service_settings))
             server = _Server(config)
             if on_listening is not None:
                 on_listening(url_of(sock))
