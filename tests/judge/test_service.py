@@ -547,3 +547,21 @@ def test_requests_beyond_the_limit_are_answered_503_at_once(loop_thread, local_j
         for sock in held:
             sock.close()
         running.stop()
+
+
+def test_a_client_that_leaves_mid_body_is_one_line_in_the_log(loop_thread, local_judge, caplog):
+    """Each client that left while its body arrived logged a traceback of 5.5 KB as an
+    unexpected error (a red team)."""
+    import logging
+
+    running = RunningService(loop_thread, local_judge, ServiceSettings(body_timeout_s=30.0))
+    try:
+        with caplog.at_level(logging.INFO):
+            _held_request(running.url).close()
+            deadline = time.monotonic() + 10
+            while "disconnected" not in caplog.text and time.monotonic() < deadline:
+                time.sleep(0.05)
+    finally:
+        running.stop()
+    assert "a client disconnected" in caplog.text, caplog.text
+    assert "unexpected error" not in caplog.text and "Traceback" not in caplog.text
