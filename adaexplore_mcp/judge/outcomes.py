@@ -11,9 +11,15 @@ from adaexplore_mcp.judge.wire.jobs import ChildOutcome
 from adaexplore_mcp.tasks import Task, TaskError
 
 
-def report_body(outcome: ChildOutcome, expected_kind: str, task: Task | None) -> dict:
+def report_body(
+    outcome: ChildOutcome, expected_kind: str, task: Task | None, timeout_s: float | None = None
+) -> dict:
     """The trusted process's report of the expected kind; raises for a task failure or a job
-    that ended without one."""
+    that ended without one (``timeout_s``: the job's limit, for a task that ran past it)."""
+    if outcome.end == "timeout" and outcome.task_running and task is not None and timeout_s:
+        # the task's own code held the job past its limit: a lint of a task that hung said
+        # only that the job "ended with timeout (signal None, exit code None)"
+        raise TaskError(messages.task_timed_out(task.name, timeout_s), path=task.path)
     report = outcome.report or {}
     kind = report.get("kind")
     if kind == "task_error":

@@ -68,3 +68,24 @@ def test_a_reference_that_raises_is_reported(cpu_judge):
     report = cpu_judge.lint(_task("x @ x"))
     assert not report.ok
     assert "Model.forward" in report.error
+
+
+def test_a_task_that_hangs_is_told_so_by_the_lint(loop_thread, tmp_path):
+    """The lint of a task whose own code ran past the limit said only that the judge's lint
+    job "ended with timeout (signal None, exit code None)" (a red team)."""
+    from adaexplore_mcp.judge import LocalJudge
+
+    from ..conftest import SyncJudge, cpu_settings
+
+    settings = cpu_settings(workers_per_device=1, timeout_s=8)
+    judge = SyncJudge(loop_thread, LocalJudge(settings, home=tmp_path / "home"))
+    loop_thread.run(judge.judge.start())
+    try:
+        hanging = TEMPLATE.format(expression="x").replace(
+            "    return [torch.randn(n, 64)]", "    while True:\n        pass"
+        )
+        report = judge.lint(parse_task(hanging, name="hangs"))
+    finally:
+        loop_thread.run(judge.judge.close())
+    assert report.error is not None and "task 'hangs'" in report.error, report.error
+    assert "the task's own code was running" in report.error, report.error

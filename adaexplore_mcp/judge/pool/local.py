@@ -278,7 +278,7 @@ class LocalJudge:
             timeout = self.settings.baseline_timeout_s
             job = self._job("baseline", lane, task, precision=policy)
             outcome, _ = await self._submit(lane, job, timeout, None)
-            measured = Baseline.model_validate(report_body(outcome, "baseline", task))
+            measured = Baseline.model_validate(report_body(outcome, "baseline", task, timeout))
             return measured.model_copy(update={"precision": policy, "ops": operators})
 
         return await self._baselines.get(
@@ -297,7 +297,7 @@ class LocalJudge:
         timeout = self.settings.timeout_s
         outcome, _ = await self._submit(lane, self._job("lint", lane, task), timeout, None)
         try:
-            return LintReport.model_validate(report_body(outcome, "lint", task))
+            return LintReport.model_validate(report_body(outcome, "lint", task, timeout))
         except (JudgeError, TaskError) as exc:
             return LintReport(
                 task=task.name, task_hash=task.hash, variants=[], findings=[], error=str(exc)

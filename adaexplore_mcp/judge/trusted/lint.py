@@ -109,6 +109,12 @@ def run_lint(job: ChildJob, task_link: Link, reporter: Reporter) -> LintReport:
     assert job.task is not None
     task: Task = job.task
     reporter.phase(Phase.CHECKING)
+    # a lint runs the task's code alone: a time limit reached in it is the task's
+    with reporter.task_running():
+        return _lint(job, task, task_link)
+
+
+def _lint(job: ChildJob, task: Task, task_link: Link) -> LintReport:
     ready = task_link.ready()
     lint = _Lint(job, task_link)
     if ready.error is not None:
