@@ -140,11 +140,13 @@ class Comparison:
         tol = tolerance_for(expected.dtype, self.tolerances, self.override, self.forced)
         if is_float8(expected.dtype):  # torch computes nothing in float8 on the CPU
             actual, expected = actual.float(), expected.float()
+        # complex numbers compare by their distance, both parts at once
+        wide = torch.complex128 if expected.dtype.is_complex else torch.float64
+        e64 = expected.to(wide)
         atol = tol.atol
         if tol.atol_scale == "output_rms" and expected.numel():
             # of the magnitudes, as the timed check takes it (the real parts alone, before)
-            wide = torch.complex128 if expected.dtype.is_complex else torch.float64
-            atol = tol.atol * float(_rms(expected.to(wide)))
+            atol = tol.atol * float(_rms(e64))
         info |= {"atol": atol, "rtol": tol.rtol}
         if expected.numel() == 0:
             return None
@@ -163,9 +165,7 @@ class Comparison:
                     expected_value=_item(expected, index),
                     actual_value=_item(actual, index),
                 )
-        # complex numbers compare by their distance, both parts at once
-        wide = torch.complex128 if expected.dtype.is_complex else torch.float64
-        a64, e64 = actual.to(wide), expected.to(wide)
+        a64 = actual.to(wide)
 
         diff = (a64 - e64).abs()
         if _exact(expected.dtype, tol):
