@@ -76,8 +76,9 @@ def time_candidate(evaluation: TrustedEvaluation) -> tuple[RuntimeStats, TimingD
                     result.outputs[bad], expected[bad], variant=variant.describe(), trial=-1
                 )
                 kind = mismatch.kind if mismatch else "values"
-                scaled = scale is not None and sets[bad][0] in scaled_keys
-                note = range_note(scale) if scaled and scale is not None else ""
+                note = ""
+                if scale is not None and sets[bad][0] in scaled_keys:
+                    note = range_note(scale)
                 integrity.timed_output(first + bad + 1, kind, note)
             evaluation.correctness.timed_calls_checked += len(sets)
 
