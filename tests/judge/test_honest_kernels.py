@@ -3,6 +3,8 @@ with every integrity check on: a check that rejects one of them rejects real wor
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 from adaexplore_mcp.judge import Status
@@ -31,19 +33,28 @@ def softmax_kernel(x_ptr, y_ptr, n_cols, stride, BLOCK_SIZE: tl.constexpr):
     tl.store(y_ptr + row * stride + cols, e / tl.sum(e, axis=0), mask=mask)
 """
 
-HEURISTICS = (
-    HEADER
-    + HEURISTIC_KERNEL
-    + """
+
+def heuristic_softmax(then: str = "", *, imports: str = "") -> str:
+    """The heuristic kernel launched once a row, and forward's lines ``then`` after it."""
+    return (
+        HEADER
+        + HEURISTIC_KERNEL
+        + imports
+        + """
 
 class ModelNew(nn.Module):
     def forward(self, x):
         x = x.contiguous()
         y = torch.empty_like(x)
         softmax_kernel[(x.shape[0],)](x, y, x.shape[1], x.stride(0))
-        return y
 """
-)
+        + textwrap.indent(textwrap.dedent(then).lstrip("\n"), " " * 8)
+        + """        return y
+"""
+    )
+
+
+HEURISTICS = heuristic_softmax()
 
 # Three kernels, three launches: the row maxima, the sums of exponentials, the quotients.
 SEVERAL_LAUNCHES = (
@@ -159,50 +170,29 @@ class ModelNew(nn.Module):
 )
 
 # Notes written to, and read back from, a file in the kernel's working directory.
-SCRATCH_FILE = (
-    HEADER
-    + HEURISTIC_KERNEL
-    + """
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        x = x.contiguous()
-        y = torch.empty_like(x)
-        softmax_kernel[(x.shape[0],)](x, y, x.shape[1], x.stride(0))
-        with open("scratch.txt", "w") as f:
-            f.write(f"rows={x.shape[0]}")
-        with open("scratch.txt") as f:
-            assert f.read() == f"rows={x.shape[0]}"
-        return y
-"""
+SCRATCH_FILE = heuristic_softmax(
+    """
+    with open("scratch.txt", "w") as f:
+        f.write(f"rows={x.shape[0]}")
+    with open("scratch.txt") as f:
+        assert f.read() == f"rows={x.shape[0]}"
+    """
 )
 
 # Scratch kept the ways Python offers: a temporary file where tempfile puts it (the process's
 # TMPDIR), a folder made and removed, a file written through pathlib and deleted. Each was
 # rejected as file_write (a fourth-round review of the verdicts).
-SCRATCH_KEPT_EVERY_WAY = (
-    HEADER
-    + HEURISTIC_KERNEL
-    + """
-import os
-import pathlib
-import tempfile
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        x = x.contiguous()
-        y = torch.empty_like(x)
-        softmax_kernel[(x.shape[0],)](x, y, x.shape[1], x.stride(0))
-        with tempfile.NamedTemporaryFile("w") as note:
-            note.write(f"rows={x.shape[0]}")
-        os.makedirs("notes", exist_ok=True)
-        path = pathlib.Path("notes") / "shape.txt"
-        path.write_text(f"rows={x.shape[0]}")
-        os.remove(path)
-        os.rmdir("notes")
-        return y
-"""
+SCRATCH_KEPT_EVERY_WAY = heuristic_softmax(
+    """
+    with tempfile.NamedTemporaryFile("w") as note:
+        note.write(f"rows={x.shape[0]}")
+    os.makedirs("notes", exist_ok=True)
+    path = pathlib.Path("notes") / "shape.txt"
+    path.write_text(f"rows={x.shape[0]}")
+    os.remove(path)
+    os.rmdir("notes")
+    """,
+    imports="\nimport os\nimport pathlib\nimport tempfile\n",
 )
 
 # Glue written with torch's composite helpers, which the profiler names as called.
