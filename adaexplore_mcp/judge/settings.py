@@ -273,10 +273,17 @@ class JudgeSettings(BaseModel):
         allow_inf_nan=False,
         description="Wall-clock limit for timing a task's baselines.",
     )
+    # bounded: a million trials ran out the evaluation's time in the task's process, and the
+    # message blamed the task
     trials: int = Field(
-        default=3, ge=1, description="Fresh random input sets on the main shape per evaluation."
+        default=3,
+        ge=1,
+        le=100,
+        description="Fresh random input sets on the main shape per evaluation.",
     )
-    odd_trials: int = Field(default=1, ge=1, description="Input sets per odd-sized shape variant.")
+    odd_trials: int = Field(
+        default=1, ge=1, le=100, description="Input sets per odd-sized shape variant."
+    )
     tolerances: dict[str, Tolerance] = Field(default_factory=default_tolerances)
     output_limit_mb: int = Field(
         default=16,

@@ -8,7 +8,12 @@ import pydantic
 import pytest
 
 from adaexplore_mcp.judge.request import WireEvalOptions
-from adaexplore_mcp.judge.settings import RemoteJudgeSettings, SandboxSettings, ServiceSettings
+from adaexplore_mcp.judge.settings import (
+    JudgeSettings,
+    RemoteJudgeSettings,
+    SandboxSettings,
+    ServiceSettings,
+)
 
 
 @pytest.mark.parametrize(
@@ -24,6 +29,8 @@ from adaexplore_mcp.judge.settings import RemoteJudgeSettings, SandboxSettings, 
         (RemoteJudgeSettings, "retries", 100_000),  # doubling delays for days
         (RemoteJudgeSettings, "connect_timeout_s", float("nan")),
         (ServiceSettings, "max_body_mb", float("inf")),  # judge serve died with OverflowError
+        (JudgeSettings, "trials", 10**6),  # the evaluation timed out, told as a slow task
+        (JudgeSettings, "odd_trials", 10**6),
     ],
 )
 def test_a_setting_out_of_range_is_refused_when_read(model, field, value):
