@@ -51,6 +51,7 @@ def _pairs(dtype: torch.dtype, atol: float, rtol: float) -> Iterator[tuple[str, 
     yield "subnormal", tiny, torch.zeros(COUNT, dtype=dtype)
     square = expected[: 90 * 90].reshape(90, 90)
     yield "transposed", square.t().contiguous().t(), square.clone()
+    yield "a lazily negated view", torch._neg_view(-expected), expected
 
 
 def cases() -> Iterator[tuple[str, torch.Tensor, torch.Tensor, float, float]]:

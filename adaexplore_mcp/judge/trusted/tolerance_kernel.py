@@ -4,12 +4,11 @@
 about ten kernels an output (the difference, two absolute values, the bound, the comparison,
 two ``isfinite``, their conjunctions, the reduction), each reading or writing a tensor of the
 output's size: on an H200 the timed checks of causal_attention_scores took 43 ms of each
-span's 130 or so, most of it waiting for those kernels (``notes/trusted-judge-h200.md``). This
-kernel reads each element
-of the output and of the reference once and decides as they do, in float32 (what
-``close_enough`` widens float16, bfloat16 and float32 to), with no fused multiply-add: the bound
-is rounded as torch's separate multiply and add round it. It runs in the trusted process, on
-memory no candidate can reach.
+span's 130 or so, most of it waiting for those kernels (``notes/trusted-judge-h200.md``).
+This kernel reads each element of the output and of the reference once and decides as they
+do, in float32 (what ``close_enough`` widens float16, bfloat16 and float32 to), with no fused
+multiply-add: the bound is rounded as torch's separate multiply and add round it. It runs in
+the trusted process, on memory no candidate can reach.
 """
 
 from __future__ import annotations
@@ -53,7 +52,9 @@ def within(actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: floa
     """True (a boolean on the device: no wait for it) when every element of ``actual`` is
     finite and within ``atol + rtol * |expected|`` of a finite ``expected``, as
     ``Comparison.close_enough`` decides it with torch's operators. The two have one shape."""
-    actual, expected = actual.contiguous(), expected.contiguous()
+    # the values as torch's operators see them: a lazily negated view's sign applied, and laid
+    # out densely (the kernel reads memory, not strides)
+    actual, expected = actual.resolve_neg().contiguous(), expected.resolve_neg().contiguous()
     count = expected.numel()
     if not count:
         return torch.ones((), dtype=torch.bool, device=expected.device)
