@@ -12,7 +12,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 # Diagnostics the worker passes on to every process of a job (``worker.processes``).
-DEBUG_VARIABLES = ("ADAEXPLORE_DEBUG_STACKS_S", "ADAEXPLORE_DEBUG_PROFILE")
+DEBUG_VARIABLES = (
+    "ADAEXPLORE_DEBUG_STACKS_S",
+    "ADAEXPLORE_DEBUG_PROFILE",
+    "ADAEXPLORE_DEBUG_SPANS",
+)
 
 # Variables user code may see; everything else (API keys, tokens, the user's paths) is dropped.
 _KEPT_VARIABLES = (

@@ -3,6 +3,7 @@ output checked against the reference, and the figures that go into the result.""
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from typing import TYPE_CHECKING, Any
@@ -13,6 +14,7 @@ from adaexplore_mcp.judge.messages import range_note
 from adaexplore_mcp.judge.policy import Ops, range_trial_scale
 from adaexplore_mcp.judge.result import Phase
 from adaexplore_mcp.judge.trusted import integrity
+from adaexplore_mcp.judge.trusted.diagnostics import span_steps
 from adaexplore_mcp.judge.trusted.gpu import Gpu
 from adaexplore_mcp.judge.trusted.peaks import PeakFlops, describe_math, peak_math
 from adaexplore_mcp.judge.trusted.span_result import NullOffset, SpanResult
@@ -82,6 +84,7 @@ def time_candidate(evaluation: TrustedEvaluation) -> tuple[RuntimeStats, TimingD
                 integrity.timed_output(first + bad + 1, kind, note)
             evaluation.correctness.timed_calls_checked += len(sets)
 
+        fresh_sets, check = span_steps(os.environ, timer, fresh_sets, check)
         try:
             measurement = run_spans(
                 timer,
