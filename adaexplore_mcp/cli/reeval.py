@@ -46,7 +46,8 @@ def reeval_command(
         float, typer.Option(min=1, help="Kernel time to accumulate per evaluation.")
     ] = 1000.0,
     trials: Annotated[
-        int | None, typer.Option(min=1, help="Random input sets checked per evaluation.")
+        int | None,
+        typer.Option(min=1, max=100, help="Random input sets checked per evaluation."),
     ] = None,
     task: Annotated[
         list[str] | None, typer.Option("--task", help="Only this task (repeatable).")

@@ -45,3 +45,20 @@ def test_a_request_asks_for_at_least_a_second(timeout_s):
     loop; the command line already asked for at least one second."""
     with pytest.raises(pydantic.ValidationError):
         WireEvalOptions(timeout_s=timeout_s)
+
+
+@pytest.mark.parametrize("field", ["trials", "odd_trials"])
+def test_trials_run_up_to_a_hundred(field):
+    assert getattr(JudgeSettings(**{field: 100}), field) == 100
+    with pytest.raises(pydantic.ValidationError):
+        JudgeSettings(**{field: 101})
+
+
+@pytest.mark.parametrize("field", ["trials", "odd_trials"])
+def test_a_job_holds_the_same_bound(field):
+    """A second guard: a job built around the settings (``reeval`` did) is refused where the
+    trusted process reads it."""
+    from adaexplore_mcp.judge.wire.jobs import ChildJob
+
+    with pytest.raises(pydantic.ValidationError):
+        ChildJob.model_validate_json(f'{{"kind": "eval", "device": "cpu", "{field}": 101}}')

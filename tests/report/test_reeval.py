@@ -93,3 +93,14 @@ def test_cli_refuses_without_a_gpu_and_checks_on_the_cpu(tmp_path: Path) -> None
     (result,) = json.loads(done.stdout)["tasks"]
     assert result["outcome"] == "checked" and result["verdicts"] == ["correct"]
     assert result["precision"] == "strict"
+
+
+def test_cli_refuses_more_trials_than_the_settings_allow(tmp_path: Path) -> None:
+    """``--trials`` went into the settings by ``model_copy``, which validates nothing: a
+    million passed the bound that ``ADAEXPLORE_JUDGE__TRIALS`` has."""
+    path = make_run(tmp_path / "run", [TaskSpec("softmax", True, 2.0, 2.0)])
+    refused = run_cli(
+        "reeval", str(path), "--device", "cpu", "--trials", "101", home=tmp_path / "home"
+    )
+    assert refused.returncode == 2
+    assert "--trials" in refused.stderr and "100" in refused.stderr

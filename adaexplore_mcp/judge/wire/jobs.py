@@ -30,8 +30,8 @@ class ChildJob(BaseModel):
     code: str | None = None
     device: str = Field(description="'cpu', or 'cuda:N' as the caller names the GPU.")
     seed: int = 0
-    trials: int = 3
-    odd_trials: int = 1
+    trials: int = Field(default=3, ge=1, le=100)  # as ``JudgeSettings`` bounds them
+    odd_trials: int = Field(default=1, ge=1, le=100)
     tolerances: dict[str, Tolerance] = Field(default_factory=dict)
     precision: Precision = Precision.STRICT
     ops: Ops = Ops.TRITON
