@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from adaexplore_mcp.judge.trusted.diagnostics import span_steps
 
 
@@ -85,10 +87,11 @@ def test_a_span_prints_each_steps_own_time(capsys):
     assert len(checked) == 2  # the check itself still ran
 
 
-def test_unset_nothing_is_wrapped_or_printed(capsys):
+@pytest.mark.parametrize("env", [{}, {"ADAEXPLORE_DEBUG_SPANS": "0"}])
+def test_unset_nothing_is_wrapped_or_printed(capsys, env):
     timer = _Timer(_Clock())
     armed = timer._armed
-    fresh_sets, check = span_steps({}, timer, print, print)
+    fresh_sets, check = span_steps(env, timer, print, print)
     assert (fresh_sets, check) == (print, print)
     assert timer._armed == armed and "_armed" not in vars(timer)
     assert capsys.readouterr().out == ""

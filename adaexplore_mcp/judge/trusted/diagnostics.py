@@ -6,8 +6,8 @@ every process's output when one is set, ``limits.DEBUG_VARIABLES``):
 - ``ADAEXPLORE_DEBUG_PROFILE=N``: the trusted and the task's processes run their job under
   cProfile and print their N costliest functions, by time including callees. Not the
   candidate's: its audit hook refuses a profiler;
-- ``ADAEXPLORE_DEBUG_SPANS=1``: the trusted process prints a line for every timed span: the
-  host's milliseconds in each of its steps, each step's own (``span_steps``).
+- ``ADAEXPLORE_DEBUG_SPANS=1``: the trusted process prints a line for every span in which it
+  times a candidate: the host's milliseconds in each of its steps (``span_steps``).
 """
 
 from __future__ import annotations
@@ -17,9 +17,14 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-Step = TypeVar("Step", bound=Callable[..., Any])
+if TYPE_CHECKING:
+    from adaexplore_mcp.judge.trusted.span_result import SpanResult
+    from adaexplore_mcp.judge.trusted.timing import SpanTimer
+
+    FreshSets = Callable[[int], list[tuple[int, list[Any]]]]
+    Check = Callable[[list[tuple[int, list[Any]]], SpanResult, int], None]
 
 
 def dump_stacks_later(env: Mapping[str, str]) -> None:
@@ -56,65 +61,65 @@ def profiled(env: Mapping[str, str], role: str) -> Iterator[None]:
 
 def span_steps(
     env: Mapping[str, str],
-    timer: Any,
-    fresh_sets: Step,
-    check: Callable[..., None],
+    timer: SpanTimer,
+    fresh_sets: FreshSets,
+    check: Check,
     *,
     clock: Callable[[], float] = time.perf_counter,
-) -> tuple[Step, Callable[..., None]]:
-    """With ``ADAEXPLORE_DEBUG_SPANS`` set, the steps of ``timer`` (a ``SpanTimer``: its
-    instance's methods wrapped, its class untouched) and the evaluation's ``fresh_sets`` and
-    ``check`` timed, and a line printed for each span as its check ends: every step's own
-    milliseconds (the calibration's without the arming and the wait it contains, which count
-    as the null subject's), the span's total from its fresh sets, and what no step covers.
-    Unset: ``fresh_sets`` and ``check`` as they are, and nothing wrapped."""
-    if not env.get("ADAEXPLORE_DEBUG_SPANS"):
+) -> tuple[FreshSets, Check]:
+    """With ``ADAEXPLORE_DEBUG_SPANS`` set to 1, the steps of a candidate's timing timed on the
+    host: ``timer``'s (its instance's methods wrapped, its class untouched) and the
+    evaluation's ``fresh_sets`` and ``check``. A line is printed for each span as its check
+    ends: every step's own milliseconds (the calibration's without the arming and the wait it
+    contains, which count as the null subject's), the span's total from its fresh sets, and
+    what no step covers. Otherwise ``fresh_sets`` and ``check`` as they are, nothing wrapped."""
+    if int(env.get("ADAEXPLORE_DEBUG_SPANS") or 0) <= 0:
         return fresh_sets, check
     own: dict[str, float] = {}
-    nested: list[float] = []  # per step running now, its inner steps' time
+    nested: list[float] = []  # for each step running now, the time of the steps inside it
     started: list[float] = []
 
-    def timed(function: Callable[..., Any], name: Callable[[tuple], str]) -> Any:
+    def timed(function: Callable[..., Any], step: Callable[..., str]) -> Callable[..., Any]:
         def run(*args: Any, **kwargs: Any) -> Any:
+            key = step(*args, **kwargs)
             begun = clock()
             nested.append(0.0)
             try:
                 return function(*args, **kwargs)
             finally:
                 took = clock() - begun
-                inner = nested.pop()
-                key = name(args)
-                own[key] = own.get(key, 0.0) + took - inner
+                own[key] = own.get(key, 0.0) + took - nested.pop()
                 if nested:
                     nested[-1] += took
 
         return run
 
-    def named(step: str) -> Callable[[tuple], str]:
-        return lambda args: step
+    def named(name: str) -> Callable[..., str]:
+        return lambda *args, **kwargs: name
 
-    def fresh(*args: Any, **kwargs: Any) -> Any:
-        started.append(clock())
-        return fresh_timed(*args, **kwargs)
+    def arming(link: Any, *args: Any, **kwargs: Any) -> str:
+        return f"{link.role}_arming"
 
-    def checked(*args: Any, **kwargs: Any) -> None:
-        try:
-            check_timed(*args, **kwargs)
-        finally:
-            total = clock() - started.pop() if started else sum(own.values())
-            steps = " ".join(f"{key}={ms * 1e3:.1f}" for key, ms in own.items())
-            print(
-                f"--- span steps, ms: {steps} total={total * 1e3:.1f} "
-                f"other={(total - sum(own.values())) * 1e3:.1f}",
-                flush=True,
-            )
-            own.clear()
-
-    timer._armed = timed(timer._armed, lambda args: f"{args[0].role}_arming")
-    timer._wait = timed(timer._wait, named("gpu_waits"))
-    timer._settle = timed(timer._settle, named("settle"))
-    timer._handoff = timed(timer._handoff, named("calibration"))
-    timer.inputs.stage = timed(timer.inputs.stage, named("staging"))
+    timer._armed = timed(timer._armed, arming)  # type: ignore[method-assign]
+    timer._wait = timed(timer._wait, named("gpu_waits"))  # type: ignore[method-assign]
+    timer._settle = timed(timer._settle, named("settle"))  # type: ignore[method-assign]
+    timer._handoff = timed(timer._handoff, named("calibration"))  # type: ignore[method-assign]
+    timer.inputs.stage = timed(timer.inputs.stage, named("staging"))  # type: ignore[method-assign]
     fresh_timed = timed(fresh_sets, named("fresh_sets"))
     check_timed = timed(check, named("check"))
-    return fresh, checked  # type: ignore[return-value]
+
+    def fresh(count: int) -> list[tuple[int, list[Any]]]:
+        started.append(clock())
+        return fresh_timed(count)
+
+    def checked(sets: list[tuple[int, list[Any]]], result: SpanResult, first: int) -> None:
+        try:
+            check_timed(sets, result, first)
+        finally:
+            total = clock() - started.pop() if started else sum(own.values())
+            steps = " ".join(f"{key}={seconds * 1e3:.1f}" for key, seconds in own.items())
+            other = (total - sum(own.values())) * 1e3
+            print(f"--- span steps, ms: {steps} total={total * 1e3:.1f} other={other:.1f}")
+            own.clear()
+
+    return fresh, checked

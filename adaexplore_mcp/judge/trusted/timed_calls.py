@@ -84,12 +84,12 @@ def time_candidate(evaluation: TrustedEvaluation) -> tuple[RuntimeStats, TimingD
                 integrity.timed_output(first + bad + 1, kind, note)
             evaluation.correctness.timed_calls_checked += len(sets)
 
-        fresh_sets, check = span_steps(os.environ, timer, fresh_sets, check)
+        steps_fresh, steps_check = span_steps(os.environ, timer, fresh_sets, check)
         try:
             measurement = run_spans(
                 timer,
-                fresh_sets=fresh_sets,
-                check=check,
+                fresh_sets=steps_fresh,
+                check=steps_check,
                 settings=settings,
                 total_memory=gpu.total_memory,
             )
