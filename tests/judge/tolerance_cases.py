@@ -39,19 +39,25 @@ def _pairs(dtype: torch.dtype, atol: float, rtol: float) -> Iterator[tuple[str, 
     largest = torch.full((COUNT,), big, dtype=dtype)
     yield "the largest finite", largest.clone(), largest
     yield "largest against its negative", largest.clone(), -largest
-    # the bound itself, and one step either side of it, as float32 rounds them
+    # around the bound: 1 + the bound as torch computes it in float32, rounded to the dtype,
+    # and two of the dtype's own steps either side of that, so that some lie within and some
+    # beyond whatever the dtype's resolution
     ones = torch.ones(COUNT, dtype=dtype)
-    edge = torch.tensor(1.0) + (atol + rtol * 1.0)
-    for step in (-1, 0, 1):
-        value = edge
-        for _ in range(abs(step)):
-            value = torch.nextafter(value, torch.tensor(step * float("inf")))
-        yield f"at the bound {step:+d}", torch.full((COUNT,), float(value)).to(dtype), ones
+    edge = (1.0 + (atol + rtol * torch.ones((), dtype=torch.float32).abs())).to(dtype)
+    for step in (-2, -1, 0, 1, 2):
+        value = _stepped(edge, step)
+        yield f"at the bound {step:+d}", torch.full((COUNT,), float(value), dtype=dtype), ones
     tiny = torch.full((COUNT,), torch.finfo(dtype).tiny / 4, dtype=dtype)  # subnormal
     yield "subnormal", tiny, torch.zeros(COUNT, dtype=dtype)
     square = expected[: 90 * 90].reshape(90, 90)
     yield "transposed", square.t().contiguous().t(), square.clone()
     yield "a lazily negated view", torch._neg_view(-expected), expected
+
+
+def _stepped(value: torch.Tensor, steps: int) -> torch.Tensor:
+    """``value`` (positive, 0-dim) moved by ``steps`` representable numbers of its dtype."""
+    bits = {torch.float16: torch.int16, torch.bfloat16: torch.int16, torch.float32: torch.int32}
+    return (value.view(bits[value.dtype]) + steps).view(value.dtype)
 
 
 def cases() -> Iterator[tuple[str, torch.Tensor, torch.Tensor, float, float]]:
