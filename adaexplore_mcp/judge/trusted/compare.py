@@ -71,6 +71,7 @@ class Comparison:
                 flags.append((a.to(e.device) == e).all())
                 continue
             if e.device.type == "cuda" and tol.atol_scale == "absolute":
+                # imported here: a CPU judge's trusted process never loads Triton
                 from adaexplore_mcp.judge.trusted import tolerance_kernel
 
                 if tolerance_kernel.applies(a, e):  # one pass, not ten (``tolerance_kernel``)
