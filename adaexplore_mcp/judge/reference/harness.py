@@ -32,6 +32,7 @@ from adaexplore_mcp.judge.subject.server import (
 )
 from adaexplore_mcp.judge.subject.weights import fingerprint
 from adaexplore_mcp.judge.wire.frames import Channel, ChannelClosed
+from adaexplore_mcp.judge.wire.ipc import mapped
 from adaexplore_mcp.judge.wire.jobs import (
     ChildJob,
     DevicePrepared,
@@ -247,13 +248,10 @@ def _copied(values: Any) -> Any:
     """``values`` with every tensor's storage copied and viewed as before, for a reference to
     run on: ``clone`` made an expanded view dense (4 MiB of storage became 4 GiB) and a strided
     one contiguous."""
-    if isinstance(values, torch.Tensor):
-        copy = torch.empty(0, dtype=values.dtype, device=values.device)
-        storage = values.untyped_storage().clone()
-        return copy.set_(storage, values.storage_offset(), values.size(), values.stride())
-    if isinstance(values, list):
-        return [_copied(value) for value in values]
-    if isinstance(values, tuple):
-        items = [_copied(value) for value in values]
-        return type(values)(*items) if hasattr(values, "_fields") else type(values)(items)
-    return values
+    return mapped(values, torch.Tensor, _storage_copy)
+
+
+def _storage_copy(tensor: torch.Tensor) -> torch.Tensor:
+    copy = torch.empty(0, dtype=tensor.dtype, device=tensor.device)
+    storage = tensor.untyped_storage().clone()
+    return copy.set_(storage, tensor.storage_offset(), tensor.size(), tensor.stride())

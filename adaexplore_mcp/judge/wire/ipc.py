@@ -323,10 +323,12 @@ def copied(value: Any) -> Any:
 
 def mapped(value: Any, leaf: type[L], change: Callable[[L], Any]) -> Any:
     """``value`` with every ``leaf`` in it (nested lists and tuples too, in order) changed by
-    ``change``; everything else as it was."""
+    ``change``; everything else as it was. A tuple keeps its type (a named one its fields)."""
     if isinstance(value, leaf):
         return change(value)
-    if isinstance(value, list | tuple):
+    if isinstance(value, list):
+        return [mapped(item, leaf, change) for item in value]
+    if isinstance(value, tuple):
         items = [mapped(item, leaf, change) for item in value]
-        return tuple(items) if isinstance(value, tuple) else items
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
     return value
