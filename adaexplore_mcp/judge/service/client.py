@@ -51,6 +51,8 @@ _RETRYABLE = (
     httpx.ReadError,
     httpx.WriteError,
 )
+# The service's answers that it is busy: raised as a full queue, retried after a while
+_BUSY = (ServiceErrorCode.QUEUE_FULL, ServiceErrorCode.TOO_MANY_REQUESTS)
 
 
 class _Retry(Exception):
@@ -240,7 +242,7 @@ class RemoteJudge:
                 "`adaexplore-mcp judge serve`?"
             )
         exc = _exception(error, self.url)
-        if error.error in (ServiceErrorCode.QUEUE_FULL, ServiceErrorCode.TOO_MANY_REQUESTS):
+        if error.error in _BUSY:
             after = response.headers.get("Retry-After", "")
             return _Retry(exc, float(after) if after.isdigit() else None)
         return exc
@@ -253,7 +255,7 @@ def _payload(task: Task) -> TaskPayload:
 def _exception(error: ErrorResponse, url: str) -> Exception:
     """The exception the local judge raises for the same failure."""
     code, message = error.error, error.message
-    if code in (ServiceErrorCode.QUEUE_FULL, ServiceErrorCode.TOO_MANY_REQUESTS):
+    if code in _BUSY:
         return QueueFull(f"{message} (judge service at {url})")
     if code is ServiceErrorCode.UNAUTHORIZED:
         return JudgeUnavailable(
