@@ -126,17 +126,22 @@ def kept_busy(limit_ms: float) -> str:
 
 def garbled(phase: Phase, why: str) -> str:
     return (
-        f"The kernel's process {clipped(why, 300)} while {PHASE_WORDS[phase]}: something in it "
-        "changed or broke the judge's harness. Fix and resubmit."
+        f"{_process_did(why, phase)}: something in it changed or broke the judge's harness. "
+        "Fix and resubmit."
     )
 
 
 def answer_too_large(phase: Phase, why: str) -> str:
     return (
-        f"The kernel's process {clipped(why, 300)} while {PHASE_WORDS[phase]}: what forward "
-        "returns (and, on the CPU, the inputs sent back with it) is more than the judge takes "
-        "in one answer. Return smaller outputs, or raise the limit if they must be this large."
+        f"{_process_did(why, phase)}: what forward returns (and, on the CPU, the inputs sent "
+        "back with it) is more than the judge takes in one answer. Return smaller outputs, or "
+        "raise the limit if they must be this large."
     )
+
+
+def _process_did(why: str, phase: Phase) -> str:
+    """What the kernel's process did, and in which phase (``why`` is its own words: cut)."""
+    return f"The kernel's process {clipped(why, 300)} while {PHASE_WORDS[phase]}"
 
 
 # A verdict's message is read by a model with a finite context: at most this many characters,
